@@ -1,0 +1,3 @@
+from memcap.cli import main
+
+main()

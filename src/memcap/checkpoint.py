@@ -1,0 +1,39 @@
+"""Training checkpoints for preemption and requeue: atomic save, resume only if the run matches.
+
+A checkpoint stores whatever state dict the trainer hands it plus a fingerprint of the run's
+config; a checkpoint from a different config is ignored (and replaced), never silently resumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from memcap.results import atomic_path
+
+
+def fingerprint(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def save(path: str | os.PathLike, state: dict[str, Any], config: dict[str, Any]) -> None:
+    with atomic_path(path) as tmp:
+        torch.save({"fingerprint": fingerprint(config), "state": state}, tmp)
+
+
+def load(path: str | os.PathLike | None, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The saved state if `path` holds a checkpoint of this very config, else None."""
+    if not path or not Path(path).exists():
+        return None
+    blob = torch.load(path, map_location="cpu", weights_only=False)
+    return blob["state"] if blob.get("fingerprint") == fingerprint(config) else None
+
+
+def remove(path: str | os.PathLike | None) -> None:
+    if path and Path(path).exists():
+        Path(path).unlink()

@@ -1,0 +1,113 @@
+"""MLT's one-layer multi-head attention (Mahdavi et al. 2024), as the original code trains it.
+
+The model (spec mahdavi.md §1.2, `BaselineAttention` in the original code):
+    x_0 = e (query), x_1..x_n = E (context), all raw rows of width d
+    emb_i = W_emb x_i + b_emb + pe[i]             sinusoidal PE, query at position 0
+    s_h   = emb_{1..n} W_K^h (W_Q^h)^T emb_0 / sqrt(d)   the query attends only to the n context rows
+    α_h   = softmax(s_h);   p_h = α_h^T (emb_{1..n} W_V^h)   d_v = 1 per head
+    ŷ     = W_D^T (W_O^T [p_1..p_H]) + b_D        readout from the query row, no skip/LN/FFN
+
+Only the query row is ever read, so this module computes attention for that row alone, and orders
+the products so that no per-token key projection is needed: s_h = E·(W_K^h (W_Q^h)^T e)/sqrt(d).
+With a shared context the context is embedded and projected once per forward, not once per example.
+
+Every parameter has a leading "models" dimension M: M independent models (e.g. seeds of one grid
+point) train in one batched computation. Adam is elementwise and the loss is a sum of per-model
+losses, so batching changes nothing about each model's training.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+def sinusoidal_pe(positions: int, width: int) -> torch.Tensor:
+    """pe[p, 2i] = sin(p / 10000^(2i/width)), pe[p, 2i+1] = cos(...), as in the original code."""
+    pos = torch.arange(positions, dtype=torch.float64)[:, None]
+    freq = torch.exp(torch.arange(0, width, 2, dtype=torch.float64) * (-math.log(10000.0) / width))
+    pe = torch.zeros(positions, width, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(pos * freq)
+    pe[:, 1::2] = torch.cos(pos * freq[: width // 2])
+    return pe.float()
+
+
+def _uniform(shape, bound: float, gen: torch.Generator) -> torch.Tensor:
+    return (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1).mul_(bound).float()
+
+
+def _xavier_bound(fan_in: int, fan_out: int) -> float:
+    return math.sqrt(6.0 / (fan_in + fan_out))
+
+
+class MLTAttention(nn.Module):
+    """M independent MLT attention models in one module; parameters are (M, ...)."""
+
+    def __init__(self, seeds: list[int], input_dim: int = 64, heads: int = 20, context_size: int = 32,
+                 head_dim: int | None = None, out_dim: int = 100):
+        super().__init__()
+        d, dh, H, M = input_dim, head_dim or input_dim, heads, len(seeds)
+        self.input_dim, self.head_dim, self.heads, self.out_dim = d, dh, H, out_dim
+        self.context_size, self.num_models = context_size, M
+        self.register_buffer("pe", sinusoidal_pe(context_size + 1, d))  # (n+1, d)
+
+        # Each model draws its initialisation from its own generator, so model m is the same
+        # whether it trains alone or batched with others.
+        tensors = {k: [] for k in ("emb_w", "emb_b", "w_q", "w_k", "w_v", "w_o", "dec_w", "dec_b")}
+        for seed in seeds:
+            g = torch.Generator().manual_seed(int(seed))
+            lin = 1 / math.sqrt(d)  # nn.Linear default bound for fan_in = d
+            tensors["emb_w"].append(_uniform((d, d), lin, g))                     # x @ emb_w
+            tensors["emb_b"].append(_uniform((d,), lin, g))
+            tensors["w_q"].append(_uniform((H, d, dh), _xavier_bound(dh, d), g))  # Wq[h]: d x dh
+            tensors["w_k"].append(_uniform((H, d, dh), _xavier_bound(dh, d), g))
+            tensors["w_v"].append(_uniform((H, d), _xavier_bound(1, d), g))       # Wv[h]: d x 1
+            tensors["w_o"].append(_uniform((H, d), _xavier_bound(d, H), g))       # Wo: H x d
+            tensors["dec_w"].append(_uniform((d, out_dim), lin, g))
+            tensors["dec_b"].append(_uniform((out_dim,), lin, g))
+        for name, parts in tensors.items():
+            setattr(self, name, nn.Parameter(torch.stack(parts)))
+
+    @property
+    def shared_params(self) -> int:
+        """Parameters of one model (the paper's P), e.g. 10,660 + 8,320·H for d=64, C=100."""
+        return sum(p[0].numel() for p in self.parameters())
+
+    def embed(self, x: torch.Tensor, positions: slice) -> torch.Tensor:
+        """x: (M, ..., L, d) raw rows -> embedded rows + PE at `positions` (L of them)."""
+        lead = x.shape[1:-2]
+        w = self.emb_w.view(self.num_models, *([1] * len(lead)), *self.emb_w.shape[1:])
+        b = self.emb_b.view(self.num_models, *([1] * (len(lead) + 1)), -1)
+        return x @ w + b + self.pe[positions]
+
+    def attention(self, queries: torch.Tensor, contexts: torch.Tensor) -> torch.Tensor:
+        """Attention weights of the query row: (M, B, H, n). contexts: (M, n, d) shared or (M, B, n, d)."""
+        q = self.embed(queries[:, :, None, :], slice(0, 1))[:, :, 0]          # (M, B, d)
+        ctx = self.embed(contexts, slice(1, self.context_size + 1))           # (M, n, d) | (M, B, n, d)
+        return self._softmax_logits(q, ctx)
+
+    def _softmax_logits(self, q: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
+        qh = torch.einsum("mbd,mhde->mbhe", q, self.w_q)                      # (M, B, H, dh)
+        u = torch.einsum("mbhe,mhde->mbhd", qh, self.w_k) / math.sqrt(self.input_dim)
+        if ctx.dim() == 3:                                                     # shared context
+            logits = torch.einsum("mnd,mbhd->mbhn", ctx, u)
+        else:
+            logits = torch.einsum("mbnd,mbhd->mbhn", ctx, u)
+        return logits.softmax(-1)
+
+    def forward(self, queries: torch.Tensor, contexts: torch.Tensor, return_attention: bool = False):
+        """queries (M, B, d); contexts (M, n, d) shared or (M, B, n, d) -> outputs (M, B, out_dim)."""
+        q = self.embed(queries[:, :, None, :], slice(0, 1))[:, :, 0]          # (M, B, d)
+        ctx = self.embed(contexts, slice(1, self.context_size + 1))
+        alpha = self._softmax_logits(q, ctx)                                   # (M, B, H, n)
+        if ctx.dim() == 3:
+            values = torch.einsum("mnd,mhd->mnh", ctx, self.w_v)               # (M, n, H), once
+            heads = torch.einsum("mbhn,mnh->mbh", alpha, values)
+        else:
+            values = torch.einsum("mbnd,mhd->mbnh", ctx, self.w_v)             # (M, B, n, H)
+            heads = torch.einsum("mbhn,mbnh->mbh", alpha, values)
+        o = torch.einsum("mbh,mhd->mbd", heads, self.w_o)                      # (M, B, d)
+        out = o @ self.dec_w + self.dec_b[:, None, :]                          # (M, B, out_dim)
+        return (out, alpha) if return_attention else out

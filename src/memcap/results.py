@@ -1,0 +1,103 @@
+"""Parquet results: atomic writes and provenance in the file metadata.
+
+Every Parquet memcap writes carries, in its schema metadata under the key ``memcap``, a JSON object
+with the params that produced it, the package versions, the git commit and the device. Files are
+written to a temporary name in the same folder and renamed, so a crash or a SIGKILL never leaves a
+half-written file where a later step would read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PROVENANCE_KEY = b"memcap"
+_PACKAGES = ("memcap", "torch", "numpy", "pandas", "pyarrow", "seaborn", "snakemake", "dvc",
+             "transformers")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
+    return versions
+
+
+def git_commit(repo: str | os.PathLike | None = None) -> str:
+    """The commit of the working tree, with '-dirty' when tracked files changed; 'unknown' outside git."""
+    cwd = repo or Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def provenance(params: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """What produced a file. Deliberately free of timestamps so reruns give identical bytes."""
+    return {"params": params, "packages": package_versions(), "git_commit": git_commit(), **extra}
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_parquet(df: pd.DataFrame, path: str | os.PathLike, meta: dict[str, Any]) -> Path:
+    """Write `df` atomically with `meta` (use `provenance(...)`) in the schema metadata."""
+    table = pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False)
+    existing = table.schema.metadata or {}
+    blob = json.dumps(meta, sort_keys=True, default=str).encode()
+    table = table.replace_schema_metadata({**existing, PROVENANCE_KEY: blob})
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+def read_parquet(paths: str | os.PathLike | list) -> pd.DataFrame:
+    """Read one Parquet file or concatenate several (same schema) in the order given."""
+    if isinstance(paths, (str, os.PathLike)):
+        return pd.read_parquet(paths)
+    frames = [pd.read_parquet(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta[PROVENANCE_KEY]) if PROVENANCE_KEY in meta else {}
+
+
+def write_text(text: str, path: str | os.PathLike) -> Path:
+    """Atomic text write (markdown/LaTeX tables, JSON metrics)."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text)
+    return Path(path)
+
+
+def write_json(obj: Any, path: str | os.PathLike) -> Path:
+    return write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)

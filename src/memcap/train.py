@@ -1,0 +1,179 @@
+"""Training loop for MLT's synthetic memorization runs (spec mahdavi.md §2.2).
+
+Faithful to the original protocol:
+  Adam (default betas, no weight decay), batch 256 reshuffled every epoch, fp32;
+  S = max(floor(500·T/256), min_steps) steps, 5% linear warm-up then cosine to 0;
+  full-train-set evaluation at step 0 and every `eval_every` steps (and, here, at the last step);
+  the checkpoint with the lowest full-train loss is the one reported (accuracy, or MSE);
+  early stop once train accuracy is exactly 1.0 (classification only; off for saturation runs).
+
+M models (one per seed) train in one batched computation; each keeps its own data, init, shuffling
+and early stop, so model m's result does not depend on which other models share its batch.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from memcap import checkpoint as ckpt
+from memcap.models.mlt_attention import MLTAttention
+from memcap.schedules import mlt_lr, mlt_num_steps
+from memcap.tasks.mlt_data import MLTData
+
+
+@dataclass
+class TrainConfig:
+    lr: float = 1e-3
+    batch_size: int = 256
+    epochs: int = 500            # the "500" in S = max(500·T/256, min_steps)
+    min_steps: int = 50_000
+    eval_every: int = 500
+    eval_batch_size: int = 8192
+    early_stop: bool = True
+    checkpoint_every_s: float = 300.0   # wall-clock seconds between checkpoints (0: every eval, <0: never)
+
+
+@dataclass
+class RunResult:
+    mem_acc: float               # train accuracy of the lowest-loss checkpoint (NaN for regression)
+    mem_loss: float              # train loss (CE or MSE) of that checkpoint
+    best_step: int
+    steps_run: int
+    steps_planned: int
+    early_stopped: bool
+
+
+def _loss_and_hits(out: torch.Tensor, labels: torch.Tensor, classification: bool):
+    """Per-model summed loss and correct count over a batch: out (M, B, C), labels (M, B)."""
+    if classification:
+        loss = F.cross_entropy(out.transpose(1, 2), labels, reduction="none").sum(1)
+        hits = (out.argmax(-1) == labels).sum(1)
+    else:
+        loss = F.mse_loss(out[..., 0], labels, reduction="none").sum(1)
+        hits = torch.zeros_like(loss)
+    return loss, hits
+
+
+@torch.no_grad()
+def evaluate(model: MLTAttention, data: MLTData, classification: bool, batch_size: int = 8192):
+    """Full-train-set loss and accuracy per model, in order (the original's unshuffled loader)."""
+    M, T = data.queries.shape[:2]
+    loss = torch.zeros(M, device=data.queries.device, dtype=torch.float64)
+    hits = torch.zeros_like(loss)
+    for start in range(0, T, batch_size):
+        idx = torch.arange(start, min(start + batch_size, T), device=loss.device).expand(M, -1)
+        q, c, y = data.batch(idx)
+        l, h = _loss_and_hits(model(q, c), y, classification)
+        loss += l.double()
+        hits += h.double()
+    return loss / T, hits / T
+
+
+class _Shuffler:
+    """Per-model epoch permutations from per-model generators; its state is part of a checkpoint."""
+
+    def __init__(self, seeds: list[int], size: int, device):
+        self.gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]
+        self.size, self.device, self.pos, self.perm = size, device, size, None
+
+    def next(self, batch_size: int) -> torch.Tensor:
+        if self.pos >= self.size:  # new epoch; the last batch of an epoch may be short
+            self.perm = torch.stack([torch.randperm(self.size, generator=g) for g in self.gens]).to(self.device)
+            self.pos = 0
+        idx = self.perm[:, self.pos:self.pos + batch_size]
+        self.pos += batch_size
+        return idx
+
+    def state(self):
+        return {"gens": [g.get_state() for g in self.gens], "pos": self.pos,
+                "perm": None if self.perm is None else self.perm.cpu()}
+
+    def load(self, s):
+        for g, st in zip(self.gens, s["gens"]):
+            g.set_state(st)
+        self.pos = s["pos"]
+        self.perm = None if s["perm"] is None else s["perm"].to(self.device)
+
+
+def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig, classification: bool,
+          checkpoint_path: str | None = None, progress: bool = True, desc: str = "train"):
+    """Train M models; return ([RunResult per model], best-checkpoint parameters (M, ...) dict)."""
+    device = data.queries.device
+    M, T = len(seeds), data.size
+    total = mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    shuffler = _Shuffler(seeds, T, device)
+    best_loss = torch.full((M,), float("inf"), dtype=torch.float64, device=device)
+    best_acc = torch.zeros(M, dtype=torch.float64, device=device)
+    best_step = torch.zeros(M, dtype=torch.long, device=device)
+    done_at = torch.full((M,), -1, dtype=torch.long, device=device)   # early-stop step, -1: running
+    best_state = {k: v.detach().clone() for k, v in model.state_dict().items() if k != "pe"}
+    step = 0
+
+    run_config = {"cfg": asdict(cfg), "seeds": seeds, "T": T, "classification": classification,
+                  "model": [model.input_dim, model.heads, model.head_dim, model.context_size, model.out_dim]}
+    saved = ckpt.load(checkpoint_path, run_config)
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        shuffler.load(saved["shuffler"])
+        best_loss, best_acc, best_step, done_at = (saved[k].to(device) for k in
+                                                   ("best_loss", "best_acc", "best_step", "done_at"))
+        best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
+        step = saved["step"]
+
+    def checkpoint_now():
+        ckpt.save(checkpoint_path, {
+            "model": model.state_dict(), "opt": opt.state_dict(), "shuffler": shuffler.state(),
+            "best_loss": best_loss, "best_acc": best_acc, "best_step": best_step, "done_at": done_at,
+            "best_state": best_state, "step": step}, run_config)
+
+    def evaluate_and_record():
+        loss, acc = evaluate(model, data, classification, cfg.eval_batch_size)
+        running = done_at < 0
+        better = running & (loss < best_loss)
+        best_loss.copy_(torch.where(better, loss, best_loss))
+        best_acc.copy_(torch.where(better, acc, best_acc))
+        best_step.copy_(torch.where(better, torch.full_like(best_step, step), best_step))
+        with torch.no_grad():
+            for k, v in model.state_dict().items():
+                if k in best_state:
+                    mask = better.view(-1, *([1] * (v.dim() - 1)))
+                    best_state[k].copy_(torch.where(mask, v, best_state[k]))
+        if classification and cfg.early_stop:
+            done_at.copy_(torch.where(running & (acc >= 1.0), torch.full_like(done_at, step), done_at))
+
+    last_save = time.monotonic()
+    bar = tqdm(total=total, initial=step, desc=desc, disable=not progress, mininterval=10, leave=False)
+    if step == 0:
+        evaluate_and_record()
+    while step < total and bool((done_at < 0).any()):
+        for group in opt.param_groups:
+            group["lr"] = mlt_lr(step, total, cfg.lr)
+        q, c, y = data.batch(shuffler.next(cfg.batch_size))
+        loss, _ = _loss_and_hits(model(q, c), y, classification)
+        opt.zero_grad(set_to_none=True)
+        (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
+        opt.step()
+        step += 1
+        bar.update(1)
+        if step % cfg.eval_every == 0 or step == total:
+            evaluate_and_record()
+            if checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
+                checkpoint_now()
+                last_save = time.monotonic()
+    bar.close()
+
+    results = []
+    for m in range(M):
+        stopped = int(done_at[m]) >= 0
+        results.append(RunResult(
+            mem_acc=float(best_acc[m]) if classification else float("nan"),
+            mem_loss=float(best_loss[m]), best_step=int(best_step[m]),
+            steps_run=int(done_at[m]) if stopped else step, steps_planned=total, early_stopped=stopped))
+    return results, best_state
