@@ -1,0 +1,23 @@
+# memcap: how much do attention layers memorize? (Mahdavi et al. 2024; Dana et al. 2025)
+#
+#   snakemake --profile profiles/local      # this machine (the README's main command wraps it)
+#   snakemake --profile slurm               # a SLURM cluster (./slurm -> profiles/slurm)
+#   snakemake --config scale=paper ...      # the papers' grids instead of the quick preset
+#
+# params.yaml is the configfile and the one source of truth; it is validated before any job starts.
+from snakemake.utils import min_version
+
+min_version("9.27")
+
+
+configfile: "params.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/mlt_synthetic.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.mlt_synthetic.input,

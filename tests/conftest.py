@@ -1,0 +1,83 @@
+"""Shared fixtures: offline HF settings, and a throw-away copy of the project for end-to-end runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+# Nothing may download from a model or dataset hub during tests (and a miss must fail fast).
+for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ[var] = "1"
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
+
+
+def repo_files() -> list[str]:
+    """Tracked and untracked-but-not-ignored files: what a fresh clone plus the working changes holds."""
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    return [f for f in out.splitlines() if (REPO / f).is_file()]
+
+
+class Project:
+    """A copy of the repository in a temp dir, with helpers to edit params.yaml and run tools."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    @property
+    def params_path(self) -> Path:
+        return self.root / "params.yaml"
+
+    def params(self) -> dict:
+        return yaml.safe_load(self.params_path.read_text())
+
+    def edit_params(self, fn) -> None:
+        """fn(params) mutates the dict; the file is rewritten (comments are lost, fine for tests)."""
+        p = self.params()
+        fn(p)
+        self.params_path.write_text(yaml.safe_dump(p, sort_keys=False))
+
+    def run(self, *args: str, check: bool = True, env: dict | None = None, timeout: int = 900):
+        """Run a command in the project; tools from the venv first on PATH."""
+        full_env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **(env or {})}
+        proc = subprocess.run(list(args), cwd=self.root, capture_output=True, text=True, env=full_env,
+                              timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n"
+                                 f"{proc.stderr[-8000:]}")
+        return proc
+
+    def snakemake(self, *targets: str, check: bool = True, extra: tuple = (), env: dict | None = None):
+        return self.run(str(BIN / "snakemake"), "--cores", "2", "--nocolor", "--show-failed-logs",
+                        *extra, *targets, check=check, env=env)
+
+
+@pytest.fixture
+def project(tmp_path) -> Project:
+    root = tmp_path / "memcap"
+    for f in repo_files():
+        dest = root / f
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if (REPO / f).is_symlink():
+            dest.symlink_to(os.readlink(REPO / f))
+        else:
+            shutil.copy2(REPO / f, dest)
+    return Project(root)
+
+
+def tiny_mlt(params: dict, sweeps: tuple[str, ...] = ("scale_head_shared",)) -> None:
+    """Shrink the MLT quick preset to a few seconds: 2 seeds, 2 values, 1 dataset size per sweep."""
+    q = params["mlt_synthetic"]["quick"]
+    q["seeds"] = [0, 1]
+    q["defaults"].update(input_dim=8, context_size=4, heads=2, min_steps=40, epochs=1, eval_every=20)
+    q["sweeps"] = {name: {**q["sweeps"][name], "values": q["sweeps"][name]["values"][:2],
+                          "dataset_sizes": [64]} for name in sweeps}
