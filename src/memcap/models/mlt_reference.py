@@ -25,17 +25,21 @@ class ReferenceMLTAttention(nn.Module):
             setattr(self, name, nn.Parameter(p.detach()[index].clone()))
         self.register_buffer("pe", fast.pe.clone())
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x: (B, n+1, d) with the raw query in row 0 -> (B, out_dim)."""
+    def attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x: (B, n+1, d) -> full attention weights (B, H, L, L) and embedded rows (B, L, d)."""
         L = x.shape[1]
         emb = x @ self.emb_w + self.emb_b + self.pe[:L]                        # (B, L, d)
         q = torch.einsum("bld,hde->bhle", emb, self.w_q)                       # (B, H, L, dh)
         k = torch.einsum("bld,hde->bhle", emb, self.w_k)
-        v = torch.einsum("bld,hd->bhl", emb, self.w_v)                         # d_v = 1
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.d)                   # (B, H, L, L)
         mask = torch.zeros(L, L, dtype=torch.bool, device=x.device)
         mask[:, 0] = True                                                      # nobody attends to the query
-        scores = scores.masked_fill(mask, float("-inf"))
-        heads = scores.softmax(-1) @ v[..., None]                              # (B, H, L, 1)
+        return scores.masked_fill(mask, float("-inf")).softmax(-1), emb
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (B, n+1, d) with the raw query in row 0 -> (B, out_dim)."""
+        alpha, emb = self.attention(x)
+        v = torch.einsum("bld,hd->bhl", emb, self.w_v)                         # d_v = 1
+        heads = alpha @ v[..., None]                                           # (B, H, L, 1)
         out = torch.einsum("bhl,hd->bld", heads[..., 0], self.w_o)             # (B, L, d)
         return out[:, 0] @ self.dec_w + self.dec_b                             # row 0 only

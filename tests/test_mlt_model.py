@@ -1,0 +1,110 @@
+"""MLT attention: shapes, mask, parameter count, and the fast query-only path against the reference."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from memcap.models.mlt_attention import MLTAttention, sinusoidal_pe
+from memcap.models.mlt_reference import ReferenceMLTAttention
+from memcap.tasks.mlt_data import make_data
+
+
+def _data(context, M=2, T=16, n=5, d=8, task="classification"):
+    return make_data(list(range(M)), dataset_size=T, context_size=n, input_dim=d, context=context,
+                     task=task, num_classes=7)
+
+
+def _full_input(data, m):
+    ctx = data.contexts[m].expand(data.size, -1, -1) if data.shared else data.contexts[m]
+    return torch.cat([data.queries[m][:, None], ctx], 1)
+
+
+def test_parameter_count_matches_the_paper_formula():
+    # spec mahdavi.md §1.2: P = 10,660 + 8,320·H for d = d_h = 64, C = 100.
+    for H in (1, 20, 60):
+        assert MLTAttention([0], 64, H, 32, out_dim=100).shared_params == 10_660 + 8_320 * H
+    assert MLTAttention([0], 64, 30, 32, head_dim=10, out_dim=100).shared_params == 52_900
+
+
+def test_shapes():
+    data = _data("random", M=3, T=10)
+    model = MLTAttention([0, 1, 2], input_dim=8, heads=4, context_size=5, head_dim=3, out_dim=7)
+    out, alpha = model(data.queries, data.contexts, return_attention=True)
+    assert out.shape == (3, 10, 7)
+    assert alpha.shape == (3, 10, 4, 5)              # (M, B, H, n): the query row over n context tokens
+    torch.testing.assert_close(alpha.sum(-1), torch.ones(3, 10, 4))
+
+
+def test_sinusoidal_pe_values():
+    pe = sinusoidal_pe(3, 4)
+    assert pe[0].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert pe[2, 0] == pytest.approx(torch.sin(torch.tensor(2.0)).item())
+    assert pe[2, 3] == pytest.approx(torch.cos(torch.tensor(2.0 / 100)).item(), rel=1e-6)
+
+
+@pytest.mark.parametrize("context", ["shared", "random"])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_fast_path_equals_full_attention_reference(context, task):
+    """Same weights: same outputs and same gradients as the original full-attention computation."""
+    data = _data(context, task=task)
+    out_dim = 7 if task == "classification" else 1
+    fast = MLTAttention([0, 1], input_dim=8, heads=3, context_size=5, head_dim=4, out_dim=out_dim).double()
+    out = fast(data.queries.double(), data.contexts.double())
+    for m in range(2):
+        ref = ReferenceMLTAttention(fast, m).double()
+        out_ref = ref(_full_input(data, m).double())
+        torch.testing.assert_close(out[m], out_ref, rtol=0, atol=1e-12)
+        loss = (lambda o: F.cross_entropy(o, data.labels[m])) if task == "classification" else \
+            (lambda o: F.mse_loss(o[:, 0], data.labels[m].double()))
+        fast.zero_grad()
+        loss(fast(data.queries.double(), data.contexts.double())[m]).backward()
+        loss(out_ref).backward()
+        for name, p in fast.named_parameters():
+            torch.testing.assert_close(p.grad[m], getattr(ref, name).grad, rtol=0, atol=1e-12)
+
+
+def test_query_never_attends_to_itself():
+    data = _data("random")
+    ref = ReferenceMLTAttention(MLTAttention([0], 8, 3, 5, out_dim=7))
+    alpha, _ = ref.attention(_full_input(data, 0))
+    assert torch.all(alpha[:, :, :, 0] == 0)         # column 0 (the query) gets no weight, every row
+
+
+def test_changing_a_masked_or_unread_token_changes_nothing():
+    """Rows 1..n of the output are never read, and the query is no key: only the context as keys
+    and the query as query matter. Perturbing the query's key/value contribution must not matter."""
+    data = _data("random")
+    fast = MLTAttention([0], 8, 3, 5, out_dim=7).double()
+    q, c = data.queries[:1].double(), data.contexts[:1].double()
+    base = fast(q, c)
+    # In the reference the query row is also row 0 of keys/values; the mask must hide it.
+    ref = ReferenceMLTAttention(fast).double()
+    x = _full_input(data, 0).double()
+    alpha, emb = ref.attention(x)
+    v = torch.einsum("bld,hd->bhl", emb, ref.w_v)
+    v_perturbed = v.clone()
+    v_perturbed[:, :, 0] += 1e3                      # a huge change to the query's value
+    heads = (alpha @ v[..., None])[:, :, 0, 0]
+    heads_perturbed = (alpha @ v_perturbed[..., None])[:, :, 0, 0]
+    torch.testing.assert_close(heads, heads_perturbed, rtol=0, atol=0)
+    torch.testing.assert_close(ref(x), base[0], rtol=0, atol=1e-12)
+
+
+def test_batched_models_are_independent():
+    """Model m is the same model (init and outputs) whether it is built alone or batched."""
+    data = _data("shared", M=3)
+    many = MLTAttention([0, 1, 2], 8, 3, 5, out_dim=7)
+    alone = MLTAttention([1], 8, 3, 5, out_dim=7)
+    for name, p in alone.named_parameters():
+        torch.testing.assert_close(p[0], getattr(many, name)[1], rtol=0, atol=0)
+    torch.testing.assert_close(many(data.queries, data.contexts)[1],
+                               alone(data.queries[1:2], data.contexts[1:2])[0])
+
+
+def test_data_draws_are_seeded_and_shaped():
+    a, b = _data("random", M=2), _data("random", M=2)
+    assert torch.equal(a.queries, b.queries) and torch.equal(a.contexts, b.contexts)
+    assert a.contexts.shape == (2, 16, 5, 8) and _data("shared").contexts.shape == (2, 5, 8)
+    assert not torch.equal(a.queries[0], a.queries[1])            # seeds differ
+    assert a.labels.dtype == torch.long and int(a.labels.max()) < 7
+    assert float(a.queries.min()) >= 0 and float(a.queries.max()) < 1

@@ -1,0 +1,83 @@
+"""End to end: the real snakemake and dvc on a tiny MLT grid."""
+
+import pandas as pd
+import pytest
+
+from conftest import tiny_mlt
+from memcap import results
+
+pytestmark = pytest.mark.e2e
+TINY_SWEEPS = ("scale_head_shared", "regress_scale_head_shared", "head_saturation_h2")
+
+
+def _tiny(p):
+    tiny_mlt(p, TINY_SWEEPS)
+    p["mlt_synthetic"]["quick"]["sweeps"]["head_saturation_h2"].update(min_steps=40, dataset_sizes=[32])
+
+
+def test_snakemake_produces_runs_table_figures_and_provenance(project):
+    project.edit_params(_tiny)
+    project.snakemake("mlt_synthetic")
+    root = project.root / "results" / "mlt_synthetic"
+    runs = pd.read_parquet(root / "runs.parquet")
+    # (2 + 2 + 1 values) x 1 T x 2 seeds
+    assert len(runs) == 10 and set(runs["sweep"]) == set(TINY_SWEEPS)
+    assert runs.loc[runs.task == "classification", "mem_acc"].between(0, 1).all()
+    assert (runs["mem_loss"] > 0).all() and (runs["steps_run"] > 0).all()
+    prov = results.read_provenance(root / "runs.parquet")
+    assert prov["params"]["quick"]["seeds"] == [0, 1]
+    assert {"torch", "pandas", "pyarrow"} <= set(prov["packages"]) and prov["git_commit"]
+    run_prov = results.read_provenance(root / "runs/scale_head_shared/2/T64.parquet")
+    assert run_prov["sweep"] == "scale_head_shared" and run_prov["params"]["heads"] == 2
+    attention = pd.read_parquet(root / "attention/head_saturation_h2/2/T32.parquet")
+    assert len(attention) == 2 * 32 * 2 and attention["max_attention"].between(0, 1).all()
+    for fig in ("fig2a", "fig2b", "fig2c", "fig4", "fig5"):
+        for ext in ("png", "pdf"):
+            assert (project.root / "figures" / f"mlt_{fig}.{ext}").stat().st_size > 1000
+    summary = (root / "summary.md").read_text()
+    assert "| scale_head_shared | heads | 2 | 64 | 2 |" in summary
+    # Nothing left to do, and no temp files left behind.
+    assert "Nothing to be done" in project.snakemake("-n", "mlt_synthetic").stdout
+    assert not list(project.root.glob("results/**/.*.tmp"))
+
+
+def test_same_params_give_identical_parquet_bytes(project):
+    project.edit_params(_tiny)
+    cmd = ["python", "-m", "memcap", "mlt-train", "--sweep", "scale_head_shared", "--value", "2",
+           "--dataset-size", "64", "--device", "cpu"]
+    project.run(*cmd, "--out", "a.parquet")
+    project.run(*cmd, "--out", "b.parquet")
+    a = pd.read_parquet(project.root / "a.parquet").drop(columns="wall_time_s")
+    b = pd.read_parquet(project.root / "b.parquet").drop(columns="wall_time_s")
+    pd.testing.assert_frame_equal(a, b)          # every number, bit for bit (wall time aside)
+    assert results.read_provenance(project.root / "a.parquet") == results.read_provenance(project.root / "b.parquet")
+
+
+def test_dvc_round_trip_fresh_clone_reruns_nothing(project, tmp_path):
+    project.edit_params(_tiny)
+    remote = tmp_path / "remote"
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "config", "user.email", "t@example.com"],
+                ["git", "config", "user.name", "t"], ["dvc", "remote", "modify", "--local", "local", "url", str(remote)]):
+        project.run(*cmd)
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "tiny")
+    project.run("dvc", "repro", "mlt_synthetic")
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "results")
+    project.run("dvc", "push", "mlt_synthetic")
+
+    clone = tmp_path / "clone"
+    project.run("git", "clone", "-q", str(project.root), str(clone))
+    from conftest import Project
+    fresh = Project(clone)
+    fresh.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
+    fresh.run("bash", "tools/dvc-pull.sh", "mlt_synthetic")
+    assert (clone / "figures" / "mlt_fig2a.png").exists()
+    assert "Nothing to be done" in fresh.snakemake("-n", "mlt_synthetic").stdout
+    status = fresh.run("dvc", "status", "mlt_synthetic").stdout
+    assert "up to date" in status, status
+    repro = fresh.run("dvc", "repro", "mlt_synthetic").stdout
+    assert "didn't change, skipping" in repro or "up to date" in repro, repro
+    # Nothing was trained in the clone: `--touch` leaves empty logs, a training job never does.
+    assert all(f.stat().st_size == 0 for f in clone.glob("logs/**/*.log"))
+    assert not list(clone.glob("logs/**/*.benchmark.tsv"))

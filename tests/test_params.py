@@ -1,0 +1,87 @@
+"""params.yaml validation: every bad value stops the run with a message naming key, value, allowed."""
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memcap import config
+
+REPO = Path(__file__).resolve().parents[1]
+PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+def _with(path: str, value):
+    p = copy.deepcopy(PARAMS)
+    *parents, last = path.split(".")
+    node = p
+    for key in parents:
+        node = node[key]
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return p
+
+
+_DELETE = object()
+Q = "mlt_synthetic.quick"
+
+BAD = [
+    # (where, value, words the message must contain)
+    ("scale", "huge", ["scale", "'huge'", "quick", "paper"]),
+    ("device", "tpu", ["device", "'tpu'", "auto"]),
+    (f"{Q}.defaults.heads", -1, [f"{Q}.defaults.heads", "-1", ">= 1"]),
+    (f"{Q}.defaults.heads", "four", [f"{Q}.defaults.heads", "'four'", "integer"]),
+    (f"{Q}.defaults.lr", 0, [f"{Q}.defaults.lr", "> 0"]),
+    (f"{Q}.defaults.unknown_knob", 3, [f"{Q}.defaults", "unknown_knob", "allowed keys"]),
+    (f"{Q}.sweeps.scale_head_shared.values", [], [f"{Q}.sweeps.scale_head_shared.values", "[]", "at least 1"]),
+    (f"{Q}.sweeps.scale_head_shared.dataset_sizes", [100, 100], ["dataset_sizes", "repeated"]),
+    (f"{Q}.sweeps.scale_head_shared.task", "ranking", ["task", "'ranking'", "classification"]),
+    (f"{Q}.sweeps.scale_head_shared.vary", "depth", ["vary", "'depth'", "head_dim"]),
+    (f"{Q}.seeds", [], [f"{Q}.seeds", "at least 1"]),
+    (f"{Q}.sweeps.scale_dh_shared.values", [4, 99], ["scale_dh_shared", "head_dim 99", "input_dim"]),
+    (f"{Q}.defaults.input_dim", _DELETE, [f"{Q}.defaults", "'input_dim' is a required property"]),
+    ("resources.quick.train.gpu", -1, ["resources.quick.train.gpu", ">= 0"]),
+]
+
+
+@pytest.mark.parametrize("where,value,words", BAD, ids=[b[0] + "=" + repr(b[1])[:12] for b in BAD])
+def test_bad_params_are_rejected_with_a_message_naming_the_key(where, value, words):
+    with pytest.raises(config.ParamsError) as err:
+        config.validate(_with(where, value))
+    for word in words:
+        assert word in str(err.value), f"{word!r} missing from: {err.value}"
+
+
+def test_the_shipped_params_are_valid_at_both_scales():
+    config.validate(copy.deepcopy(PARAMS))
+    config.validate({**copy.deepcopy(PARAMS), "scale": "paper"})
+
+
+def test_paper_preset_has_the_342_runs_per_seed_of_the_original():
+    from memcap import mlt_sweeps
+    assert len(mlt_sweeps.grid_points({**PARAMS, "scale": "paper"})) == 342
+    assert PARAMS["mlt_synthetic"]["paper"]["seeds"] == list(range(6))
+
+
+def test_snakemake_stops_before_any_job_on_bad_params(project):
+    project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(heads=0))
+    proc = project.snakemake("-n", check=False)
+    assert proc.returncode != 0
+    assert "mlt_synthetic.quick.defaults.heads: got 0" in proc.stderr + proc.stdout
+    assert not (project.root / "results").exists()
+
+
+def test_cli_exits_2_with_the_message():
+    bad = REPO / "tests" / "_bad_params.yaml"
+    try:
+        bad.write_text(yaml.safe_dump(_with("scale", "big")))
+        proc = subprocess.run([sys.executable, "-m", "memcap", "check-params", "--params", str(bad)],
+                              capture_output=True, text=True)
+    finally:
+        bad.unlink()
+    assert proc.returncode == 2 and "scale: got 'big'" in proc.stderr
