@@ -15,9 +15,11 @@ configfile: "params.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/mlt_synthetic.smk"
+include: "workflow/rules/theory.smk"
 
 
 rule all:
     default_target: True
     input:
         rules.mlt_synthetic.input,
+        rules.theory.input,
