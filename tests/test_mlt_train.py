@@ -55,9 +55,11 @@ def test_reported_number_is_the_lowest_loss_checkpoint():
     # Re-evaluating the stored best weights reproduces the reported accuracy and loss.
     from memcap.train import evaluate
     model.load_state_dict({**model.state_dict(), **best})
-    loss, acc = evaluate(model, data, classification=True)
+    loss, acc, bits = evaluate(model, data, classification=True)
     assert [r.mem_loss for r in res] == pytest.approx(loss.tolist(), rel=1e-6)
     assert [r.mem_acc for r in res] == pytest.approx(acc.tolist())
+    assert [r.memorized_bits for r in res] == pytest.approx(bits.tolist(), rel=1e-6)
+    assert all(0 <= r.memorized_bits <= 48 * math.log2(5) for r in res)
 
 
 def test_early_stop_at_full_accuracy_and_regression_never_stops():
@@ -124,3 +126,15 @@ def test_checkpoint_of_another_config_is_not_resumed(tmp_path):
     checkpoint.save(path, {"x": 1}, {"a": 1})
     assert checkpoint.load(path, {"a": 1}) == {"x": 1}
     assert checkpoint.load(path, {"a": 2}) is None
+
+
+def test_memorized_bits_of_chance_and_of_a_confident_model():
+    from memcap.train import _loss_and_hits
+    labels = torch.tensor([[0, 1, 2, 3]])
+    uniform = torch.zeros(1, 4, 8)                     # C = 8: NLL = 3 bits = log2 C -> 0 bits known
+    assert _loss_and_hits(uniform, labels, True)[2].item() == pytest.approx(0.0, abs=1e-6)
+    confident = torch.full((1, 4, 8), -50.0)
+    confident[0, torch.arange(4), labels[0]] = 50.0    # NLL ~ 0 -> all 3 bits of each label
+    assert _loss_and_hits(confident, labels, True)[2].item() == pytest.approx(12.0, rel=1e-6)
+    wrong = -confident                                 # confidently wrong: clipped at 0, not negative
+    assert _loss_and_hits(wrong, labels, True)[2].item() == 0.0

@@ -33,6 +33,7 @@ RUN_COLUMNS = {
     "head_dim": "d_h", "input_dim": "d", "num_classes": "C (1 for regression)", "seed": "data+init seed",
     "mem_acc": "train accuracy of the lowest-loss checkpoint (NaN for regression)",
     "mem_loss": "train loss of that checkpoint (cross-entropy, or MSE for regression)",
+    "memorized_bits": "Σ_t max(0, log2 C − NLL_t/ln 2) at that checkpoint (NaN for regression)",
     "best_step": "step of that checkpoint", "steps_run": "optimizer steps run",
     "steps_planned": "max(floor(epochs*T/256), min_steps)", "early_stopped": "reached 100% train accuracy",
     "param_count": "parameters of one model", "lr": "peak lr", "batch_size": "batch size",
@@ -40,6 +41,7 @@ RUN_COLUMNS = {
     "wall_time_s": "wall time of the job (all its seeds)",
     "memorized": "mem_acc * T", "memorized_above_chance": "(mem_acc - 1/C) T / (1 - 1/C)",
     "rank_bound": "H (min(n, d_h) - 1) + 1, Theorem 1's exact-label count",
+    "bits_per_param": "memorized_bits / param_count",
 }
 
 
@@ -50,6 +52,7 @@ def aggregate_runs(runs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     df["memorized"] = df["mem_acc"] * df["dataset_size"]
     df["memorized_above_chance"] = (df["mem_acc"] - chance) * df["dataset_size"] / (1 - chance)
     df["rank_bound"] = df["heads"] * (np.minimum(df["context_size"], df["head_dim"]) - 1) + 1
+    df["bits_per_param"] = df["memorized_bits"] / df["param_count"]
     df = df[list(RUN_COLUMNS)]
     metrics = {}
     for sweep, g in df.groupby("sweep"):

@@ -13,6 +13,7 @@ and early stop, so model m's result does not depend on which other models share 
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
 
@@ -42,6 +43,7 @@ class TrainConfig:
 class RunResult:
     mem_acc: float               # train accuracy of the lowest-loss checkpoint (NaN for regression)
     mem_loss: float              # train loss (CE or MSE) of that checkpoint
+    memorized_bits: float        # Σ_t max(0, log2 C − NLL_t in bits) at that checkpoint (NaN: regression)
     best_step: int
     steps_run: int
     steps_planned: int
@@ -49,14 +51,18 @@ class RunResult:
 
 
 def _loss_and_hits(out: torch.Tensor, labels: torch.Tensor, classification: bool):
-    """Per-model summed loss and correct count over a batch: out (M, B, C), labels (M, B)."""
+    """Per-model summed loss, correct count and memorized bits over a batch: out (M, B, C), labels (M, B).
+
+    Memorized bits of an example = max(0, log2 C − its NLL in bits): what the model knows about the
+    label beyond chance (the bits-per-parameter measure of the report).
+    """
     if classification:
-        loss = F.cross_entropy(out.transpose(1, 2), labels, reduction="none").sum(1)
+        nll = F.cross_entropy(out.transpose(1, 2), labels, reduction="none")      # (M, B) nats
         hits = (out.argmax(-1) == labels).sum(1)
-    else:
-        loss = F.mse_loss(out[..., 0], labels, reduction="none").sum(1)
-        hits = torch.zeros_like(loss)
-    return loss, hits
+        bits = (math.log2(out.shape[-1]) - nll / math.log(2)).clamp(min=0).sum(1)
+        return nll.sum(1), hits, bits
+    loss = F.mse_loss(out[..., 0], labels, reduction="none").sum(1)
+    return loss, torch.zeros_like(loss), torch.full_like(loss, float("nan"))
 
 
 @torch.no_grad()
@@ -64,14 +70,15 @@ def evaluate(model: MLTAttention, data: MLTData, classification: bool, batch_siz
     """Full-train-set loss and accuracy per model, in order (the original's unshuffled loader)."""
     M, T = data.queries.shape[:2]
     loss = torch.zeros(M, device=data.queries.device, dtype=torch.float64)
-    hits = torch.zeros_like(loss)
+    hits, bits = torch.zeros_like(loss), torch.zeros_like(loss)
     for start in range(0, T, batch_size):
         idx = torch.arange(start, min(start + batch_size, T), device=loss.device).expand(M, -1)
         q, c, y = data.batch(idx)
-        l, h = _loss_and_hits(model(q, c), y, classification)
+        l, h, b = _loss_and_hits(model(q, c), y, classification)
         loss += l.double()
         hits += h.double()
-    return loss / T, hits / T
+        bits += b.double()
+    return loss / T, hits / T, bits
 
 
 class _Shuffler:
@@ -110,6 +117,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     shuffler = _Shuffler(seeds, T, device)
     best_loss = torch.full((M,), float("inf"), dtype=torch.float64, device=device)
     best_acc = torch.zeros(M, dtype=torch.float64, device=device)
+    best_bits = torch.zeros(M, dtype=torch.float64, device=device)
     best_step = torch.zeros(M, dtype=torch.long, device=device)
     done_at = torch.full((M,), -1, dtype=torch.long, device=device)   # early-stop step, -1: running
     best_state = {k: v.detach().clone() for k, v in model.state_dict().items() if k != "pe"}
@@ -122,23 +130,25 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
         shuffler.load(saved["shuffler"])
-        best_loss, best_acc, best_step, done_at = (saved[k].to(device) for k in
-                                                   ("best_loss", "best_acc", "best_step", "done_at"))
+        best_loss, best_acc, best_bits, best_step, done_at = (
+            saved[k].to(device) for k in ("best_loss", "best_acc", "best_bits", "best_step", "done_at"))
         best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
         step = saved["step"]
 
     def checkpoint_now():
         ckpt.save(checkpoint_path, {
             "model": model.state_dict(), "opt": opt.state_dict(), "shuffler": shuffler.state(),
-            "best_loss": best_loss, "best_acc": best_acc, "best_step": best_step, "done_at": done_at,
+            "best_loss": best_loss, "best_acc": best_acc, "best_bits": best_bits, "best_step": best_step,
+            "done_at": done_at,
             "best_state": best_state, "step": step}, run_config)
 
     def evaluate_and_record():
-        loss, acc = evaluate(model, data, classification, cfg.eval_batch_size)
+        loss, acc, bits = evaluate(model, data, classification, cfg.eval_batch_size)
         running = done_at < 0
         better = running & (loss < best_loss)
         best_loss.copy_(torch.where(better, loss, best_loss))
         best_acc.copy_(torch.where(better, acc, best_acc))
+        best_bits.copy_(torch.where(better, bits, best_bits))
         best_step.copy_(torch.where(better, torch.full_like(best_step, step), best_step))
         with torch.no_grad():
             for k, v in model.state_dict().items():
@@ -156,7 +166,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         for group in opt.param_groups:
             group["lr"] = mlt_lr(step, total, cfg.lr)
         q, c, y = data.batch(shuffler.next(cfg.batch_size))
-        loss, _ = _loss_and_hits(model(q, c), y, classification)
+        loss = _loss_and_hits(model(q, c), y, classification)[0]
         opt.zero_grad(set_to_none=True)
         (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
         opt.step()
@@ -174,6 +184,6 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         stopped = int(done_at[m]) >= 0
         results.append(RunResult(
             mem_acc=float(best_acc[m]) if classification else float("nan"),
-            mem_loss=float(best_loss[m]), best_step=int(best_step[m]),
+            mem_loss=float(best_loss[m]), memorized_bits=float(best_bits[m]), best_step=int(best_step[m]),
             steps_run=int(done_at[m]) if stopped else step, steps_planned=total, early_stopped=stopped))
     return results, best_state
