@@ -16,6 +16,7 @@ configfile: "params.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/mlt_synthetic.smk"
 include: "workflow/rules/theory.smk"
+include: "workflow/rules/dpc.smk"
 
 
 rule all:
@@ -23,3 +24,4 @@ rule all:
     input:
         rules.mlt_synthetic.input,
         rules.theory.input,
+        rules.dpc.input,

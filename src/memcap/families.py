@@ -20,3 +20,4 @@ def cross_field_check(fn: Callable[[dict], list[str]]) -> Callable[[dict], list[
 # Importing the family modules registers their checks.
 from memcap import mlt_sweeps  # noqa: E402,F401
 from memcap.theory import mlt_experiments  # noqa: E402,F401
+from memcap.dpc import experiments as dpc_experiments  # noqa: E402,F401

@@ -1,0 +1,38 @@
+"""Accuracy lower bounds drawn next to every DPC curve (spec dana.md §3, §4 Corollary 2).
+
+With a uniform prior over the T_0 = N² contexts of a look-up table, a model that memorises X contexts
+gets those right and the others right with probability at least 1/N (chance), so
+    E[acc] >= φ(X) = 1/N + (1 − 1/N)·X/T_0.
+This paper (Corollary 1): X = H·d_h + d.  Previous (Mahdavi et al. 2024): X = H(d_h − 1) + 1.
+Both are clipped at 1 (the original clips only in Exp 6; an accuracy bound above 1 says nothing).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def phi(memorised, N: int, contexts: int | None = None):
+    """1/N + (1 − 1/N)·min(X, T_0)/T_0 with T_0 = N² unless given."""
+    T0 = contexts or N * N
+    return 1 / N + (1 - 1 / N) * np.minimum(memorised, T0) / T0
+
+
+def our_bound(heads, head_dim, dim, N: int):
+    """min(1, 1/N + (1 − 1/N)(H·d_h + d)/N²)."""
+    return phi(np.asarray(heads) * np.asarray(head_dim) + np.asarray(dim), N)
+
+
+def previous_bound(heads, head_dim, N: int):
+    """min(1, 1/N + (1 − 1/N)(H(d_h − 1) + 1)/N²)."""
+    return phi(np.asarray(heads) * (np.asarray(head_dim) - 1) + 1, N)
+
+
+def bound_slope_per_head(head_dim, N: int) -> float:
+    """d(bound)/dH before saturation: (1 − 1/N)·d_h/N²; a measured slope a memorises a·N²/(1−1/N) per head."""
+    return (1 - 1 / N) * head_dim / N ** 2
+
+
+def min_heads(contexts: int, dim: int, head_dim: int) -> int:
+    """H_min = ⌈(T − d)/d_h⌉ heads to memorise T contexts (Theorem 1)."""
+    return max(0, -(-(contexts - dim) // head_dim))

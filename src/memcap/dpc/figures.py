@@ -1,0 +1,169 @@
+"""DPC figures (seaborn, PNG and PDF), drawn only from the aggregate tables (figure code never trains).
+
+Each accuracy figure has one panel per series value (d) and draws, as the original EXP_*.py plots do:
+the measured mean ± sd over repetitions (solid: the original's train-batch window; dashed: exact
+full-table accuracy), chance 1/N, this paper's bound, the previous bound, and the experiment's fit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+# figure name -> experiments drawn (first = the attention-only arm) and the x column.
+FIGURES = {
+    "exp1": {"experiments": ["exp1"], "x": "x", "title": "Exp 1 (Fig 1a): accuracy vs heads H, d = d_h"},
+    "exp2": {"experiments": ["exp2"], "x": "x", "title": "Exp 2 (Fig 1b): accuracy vs head dim d_h"},
+    "exp3": {"experiments": ["exp3"], "x": "x", "title": "Exp 3 (Fig 2a): accuracy vs embedding dim d"},
+    "exp4": {"experiments": ["exp1"], "x": "series", "title": "Exp 4 (Fig 2b): Exp 1 slopes vs d"},
+    "exp5": {"experiments": ["exp5_aot", "exp5_mlp"], "x": "param_axis",
+             "title": "Exp 5 (Fig 3): AoT vs 1 head + MLP at equal parameters"},
+    "exp6": {"experiments": ["exp6"], "x": "x", "title": "Exp 6 (Fig 4): N = 10, d = d_h = 2"},
+    "dim_exp1": {"experiments": ["dim_exp1"], "x": "x", "title": "Exp 1-dim (Fig 5): accuracy vs H"},
+    "dim_exp2": {"experiments": ["dim_exp2"], "x": "x", "title": "Exp 2-dim (Fig 6): accuracy vs d_h"},
+    "dim_exp5": {"experiments": ["dim_exp1", "dim_exp5"], "x": "param_axis",
+                 "title": "Exp 5-dim (Fig 7): AoT vs 1 head + MLP"},
+    "depth_exp1": {"experiments": ["depth_exp1"], "x": "x", "title": "Exp 1-depth (Fig 8): accuracy vs H"},
+    "depth_exp2": {"experiments": ["depth_exp2"], "x": "x", "title": "Exp 2-depth (Fig 9): accuracy vs d_h"},
+    "depth_exp5": {"experiments": ["depth_exp1", "depth_exp5"], "x": "param_axis",
+                   "title": "Exp 5-depth (Fig 10): AoT vs 1 head + MLP"},
+}
+METRIC_LABELS = {"acc_window": "train-batch window (original)", "acc_table": "full table (exact)"}
+
+
+def available(experiments) -> list[str]:
+    """Figures whose experiments are all in the preset."""
+    return [name for name, f in FIGURES.items() if all(e in experiments for e in f["experiments"])]
+
+
+def _save(fig, figdir: str, name: str) -> None:
+    Path(figdir).mkdir(parents=True, exist_ok=True)
+    for ext in ("png", "pdf"):
+        fig.savefig(Path(figdir) / f"dpc_{name}.{ext}", dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _long(runs: pd.DataFrame) -> pd.DataFrame:
+    long = runs.melt(id_vars=[c for c in runs.columns if c not in METRIC_LABELS], value_vars=list(METRIC_LABELS),
+                     var_name="metric", value_name="accuracy")
+    long["metric"] = long.metric.map(METRIC_LABELS)
+    return long
+
+
+def _fit_curve(ax, fits: pd.DataFrame, exp: str, series, xs: np.ndarray) -> None:
+    f = fits[(fits.experiment == exp) & (fits.series == series) & (fits.metric == "acc_window")]
+    grid = np.linspace(xs.min(), xs.max(), 100)
+    for r in f.itertuples():
+        if pd.isna(r.a):
+            continue
+        if r.fit == "linear_before_saturation":
+            ax.plot(grid, np.minimum(1, r.a * grid + r.b), ":", c="k", label=f"linear fit ({r.a:.3g}/unit)")
+        elif r.fit == "quadratic":
+            ax.plot(grid, r.a * grid ** 2 + r.b, ":", c="k", label=f"quadratic fit {r.a:.3g}x²+{r.b:.2g}")
+        elif r.fit.startswith("piece_"):
+            part = grid[grid <= r.split] if r.fit == "piece_low" else grid[grid >= r.split]
+            ax.plot(part, r.a * part + r.b, ":", c="k" if r.fit == "piece_low" else "grey",
+                    label=f"{r.fit} ({r.a:.3g}/unit)")
+
+
+def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: str, figdir: str) -> None:
+    spec = FIGURES[name]
+    sub = runs[runs.experiment.isin(spec["experiments"])].copy()
+    sub["arm"] = np.where(sub.width > 0, "1 head + MLP", "attention only")
+    if len(spec["experiments"]) > 1:      # Exp 5: the MLP experiment's W = 0 point belongs to its own arm
+        sub.loc[sub.experiment == spec["experiments"][1], "arm"] = "1 head + MLP"
+    series = sorted(sub.series.unique())
+    cols = min(len(series), 4)
+    rows = -(-len(series) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    xcol = spec["x"]
+    for ax, sv in zip(axes.flat, series):
+        s = sub[sub.series == sv]
+        sns.lineplot(data=_long(s), x=xcol, y="accuracy", hue="arm", style="metric", errorbar="sd",
+                     marker="o", ax=ax, legend=ax is axes.flat[0])
+        ref = s[s.experiment == spec["experiments"][0]].groupby(xcol)[["chance", "bound", "prev_bound"]].first()
+        ax.axhline(float(s.chance.iloc[0]), c="grey", lw=0.8, label="random 1/N")
+        ax.plot(ref.index, ref.bound, "-", c="tab:red", lw=1, label="our lower bound")
+        ax.plot(ref.index, ref.prev_bound, "-", c="tab:purple", lw=1, label="previous lower bound")
+        if xcol == "x":
+            _fit_curve(ax, fits, spec["experiments"][0], sv, s.x.to_numpy(float))
+        x_key = s.x_key.iloc[0] if xcol == "x" else "parameters (paper's axis)"
+        ax.set(xlabel=x_key, ylabel="accuracy", ylim=(0, 1.05),
+               title=f"d = {sv}" if sv != -1 else f"N = {int(s.N.iloc[0])}")
+        if ax is axes.flat[0]:
+            ax.legend(fontsize=6)
+        else:
+            handles = [h for h in ax.get_lines() if not h.get_label().startswith("_")]
+            ax.legend(handles=handles, fontsize=6)
+    for ax in list(axes.flat)[len(series):]:
+        ax.set_visible(False)
+    stand_in = " [QUICK STAND-IN: reduced grid]" if scale == "quick" else ""
+    fig.suptitle(spec["title"] + stand_in, fontsize=10)
+    fig.tight_layout()
+    _save(fig, figdir, name)
+
+
+def slopes_figure(fits: pd.DataFrame, scale: str, figdir: str) -> None:
+    """Exp 4: the Exp 1 linear-fit slopes vs d, with the a·d² + b and a·d³ + b fits."""
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    s = fits[(fits.experiment == "exp1") & (fits.fit == "linear_before_saturation")]
+    s = s.assign(metric=s.metric.map(METRIC_LABELS))
+    sns.scatterplot(data=s, x="series", y="a", hue="metric", ax=ax)
+    grid = np.linspace(s.series.min(), s.series.max(), 100)
+    for r in fits[(fits.experiment == "exp4") & (fits.metric == "acc_window")].itertuples():
+        power = 2 if r.fit == "quadratic" else 3
+        ax.plot(grid, r.a * grid ** power + r.b, "--" if power == 2 else ":", label=f"{r.fit} fit {r.a:.2g}d^{power}+b")
+    N = int(s.N.iloc[0])
+    ax.plot(grid, (1 - 1 / N) * grid / N ** 2, c="tab:red", lw=1, label="bound slope d_h(1-1/N)/N²")
+    ax.set(xlabel="d = d_h", ylabel="slope (accuracy per head)")
+    ax.legend(fontsize=6)
+    ax.set_title("Exp 4 (Fig 2b): slope of accuracy vs H" + (" [QUICK STAND-IN]" if scale == "quick" else ""),
+                 fontsize=10)
+    fig.tight_layout()
+    _save(fig, figdir, "exp4")
+
+
+def theory_figure(theory: pd.DataFrame, scale: str, figdir: str) -> None:
+    """Prop 3 KL vs λ; Theorem 2 encoder KL vs its bounds; LS vs WLS rank-d fits vs their bounds."""
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    p3 = theory[theory.part == "prop3"].copy()
+    p3["kl"] = p3.kl.clip(lower=1e-16)
+    sns.lineplot(data=p3, x="lam", y="kl", hue="N", marker="o", ax=axes[0], palette="viridis")
+    axes[0].set(yscale="log", xscale="symlog", xlabel="λ", ylabel="d_KL", title="Prop 3: circle construction, d = 2")
+    t2 = theory[theory.part == "thm2"]
+    ax = axes[1]
+    first = t2[t2.method == t2.method.iloc[0]]
+    ax.plot(first.delta, first.kl, "o-", c="k", label="KL of the Thm 2 encoder")
+    for method, g in t2.groupby("method"):
+        ax.plot(g.delta, g.bound, "--", label=f"bound ({method})")
+        ax.plot(g.delta, g.bound_simplified, ":", label=f"simplified ({method})")
+    ax.set(xlabel="δ (mass off g(t))", ylabel="d_KL",
+           title=f"Thm 2: N = {int(t2.N.iloc[0])}, d = {int(t2.dim.iloc[0])}")
+    ax.legend(fontsize=6)
+    ls = theory[theory.part == "lsq"].melt(id_vars=["dim", "method", "draw"], value_vars=["kl", "bound"],
+                                           var_name="quantity", value_name="value")
+    ls["value"] = ls.value.clip(lower=1e-12)
+    sns.lineplot(data=ls, x="dim", y="value", hue="method", style="quantity", marker="o", ax=axes[2])
+    axes[2].set(yscale="log", xlabel="rank d", ylabel="d_KL / bound", title="Slides: LS vs weighted LS")
+    axes[2].legend(fontsize=6)
+    fig.suptitle("DPC theory in computable form" + (" [quick preset]" if scale == "quick" else ""), fontsize=10)
+    fig.tight_layout()
+    _save(fig, figdir, "theory")
+
+
+def draw_all(runs: pd.DataFrame, fits: pd.DataFrame, scale: str, figdir: str) -> list[str]:
+    sns.set_theme(style="whitegrid", context="paper")
+    names = available(set(runs.experiment))
+    for name in names:
+        if name == "exp4":
+            slopes_figure(fits, scale, figdir)
+        else:
+            accuracy_figure(name, runs, fits, scale, figdir)
+    return names

@@ -1,0 +1,145 @@
+"""DPC model, task and training loop: the math a user relies on."""
+
+import numpy as np
+import pytest
+import torch
+
+from memcap.dpc.reference import ReferenceAoT, reference_loss
+from memcap.dpc.schedule import effective_lr
+from memcap.dpc.train import TrainConfig, evaluate_table, nll, train
+from memcap.models.aot import AoT, causal_mask, param_count
+from memcap.tasks.lookup import make_task
+
+
+def test_causal_mask_lets_position_i_see_only_j_le_i():
+    m = causal_mask(3)
+    assert m.tolist() == [[False, True, True], [False, False, True], [False, False, False]]
+
+
+@pytest.mark.parametrize("kw", [dict(dim=6, head_dim=6, heads=3),                     # d = d_h
+                                dict(dim=8, head_dim=3, heads=4),                     # shared C, D
+                                dict(dim=6, head_dim=6, heads=2, width=10, layers=3),  # MLP, depth
+                                dict(dim=8, head_dim=4, heads=2, width=5, layers=2)])
+def test_matches_the_original_computation(kw):
+    """Batched heads/models equal H separate nn.MultiheadAttention modules summed in a loop."""
+    fast = AoT([3, 4], vocab=20, **kw).double()
+    x = torch.randint(20, (2, 16, 2))
+    out = fast(x)
+    for m in range(2):
+        ref = ReferenceAoT(fast, m).double()
+        torch.testing.assert_close(out[m], ref(x[m])[:, -1], rtol=0, atol=1e-12)
+    # and the gradients of the loss agree
+    fast.zero_grad()
+    nll(out, x[..., 1]).mean(1)[0].backward()
+    ref = ReferenceAoT(fast, 0).double()
+    reference_loss(ref(x[0]), x[0, :, 1]).backward()
+    torch.testing.assert_close(fast.w_q.grad[0, 0, 0], ref.attn[0][0].in_proj_weight.grad[:kw["head_dim"]].T,
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_position_embedding_is_not_in_the_residual():
+    """With zero attention output, the logits are U·e(t_S): pos only enters through attention."""
+    model = AoT([0], vocab=7, dim=4, head_dim=4, heads=2)
+    with torch.no_grad():
+        model.w_out.zero_()
+        model.pos.normal_()
+    x = torch.randint(7, (1, 5, 2))
+    expected = model.emb[0, x[0, :, 1]] @ model.unemb[0].T
+    torch.testing.assert_close(model(x)[0], expected)
+
+
+def test_shared_maps_bound_the_attention_rank_by_head_dim():
+    """d != d_h: the attention's contribution to the residual has rank <= d_h whatever H is."""
+    N, d, dh, H = 30, 12, 2, 8
+    model = AoT([1], vocab=N, dim=d, head_dim=dh, heads=H).double()
+    t1, t2 = torch.meshgrid(torch.arange(N), torch.arange(N), indexing="ij")
+    x = torch.stack([t1.reshape(-1), t2.reshape(-1)], 1)[None]                  # all N² contexts
+    with torch.no_grad():
+        logits = model(x)[0]
+        skip = model.emb[0, x[0, :, 1]] @ model.unemb[0].T
+    assert torch.linalg.matrix_rank(logits - skip).item() <= dh
+    # the paper's per-head maps lift that cap
+    per_head = AoT([1], vocab=N, dim=d, head_dim=dh, heads=H, per_head_proj=True).double()
+    with torch.no_grad():
+        delta = per_head(x)[0] - per_head.emb[0, x[0, :, 1]] @ per_head.unemb[0].T
+    assert torch.linalg.matrix_rank(delta).item() > dh
+
+
+def test_param_count_matches_allocation_and_spec_example():
+    assert param_count(50, 10, 10, 11) == 5630                                   # spec §1.3 example
+    for kw in [dict(dim=8, head_dim=3, heads=4, width=5, layers=2), dict(dim=6, head_dim=6, heads=2)]:
+        assert AoT([0], vocab=13, **kw).shared_params == param_count(13, **kw)
+
+
+def test_effective_learning_rate_rule():
+    """lr 0.1 -> 0.005: 1e-2 at epoch 0, 5.25e-3 at 32, 6.48e-4 at 63 (spec §2.5), and torch agrees."""
+    assert effective_lr(0, 64, 0.1, 0.005) == pytest.approx(1e-2)
+    assert effective_lr(32, 64, 0.1, 0.005) == pytest.approx(5.25e-3)
+    assert effective_lr(63, 64, 0.1, 0.005) == pytest.approx(6.484375e-4)
+    opt = torch.optim.Adam([torch.zeros(1, requires_grad=True)], lr=0.1)
+    sched = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, end_factor=0.005, total_iters=64)
+    for e in range(64):
+        assert opt.param_groups[0]["lr"] == pytest.approx(effective_lr(e, 64, 0.1, 0.005))
+        opt.step()
+        sched.step()
+
+
+def test_lookup_task_is_a_function_of_the_context_and_seeded():
+    task = make_task(12, 500, seed=2222)
+    s = task.samples
+    assert torch.equal(s[:, 2], task.table[s[:, 0], s[:, 1]])
+    assert torch.equal(make_task(12, 500, seed=2222).samples, s)
+    assert not torch.equal(make_task(12, 500, seed=1).table, task.table)
+    ctx, ans = task.all_contexts()
+    assert len(ctx) == 144 and len(torch.unique(ctx[:, 0] * 12 + ctx[:, 1])) == 144
+
+
+def test_full_table_accuracy_is_exact():
+    """A model whose logits point at g(t) on a known half of the contexts scores exactly that."""
+    task = make_task(6, 36, seed=0)
+    model = AoT([0], vocab=6, dim=4, head_dim=4, heads=1)
+    ctx, ans = task.all_contexts()
+    with torch.no_grad():
+        pred = model(ctx[None])[0].argmax(-1)
+    acc, kl = evaluate_table(model, task)
+    assert acc.item() == pytest.approx((pred == ans).double().mean().item())
+    assert kl.item() > 0
+
+
+def test_training_memorises_and_does_not_depend_on_batching():
+    """Repetition m gives the same numbers alone or batched with others; training beats chance."""
+    task = make_task(10, 64 * 8, seed=2222)
+    cfg = TrainConfig(batch_size=64, batches=8, epochs=30, window=20)
+    both = train(AoT([5, 6], vocab=10, dim=4, head_dim=4, heads=8), task, [5, 6], cfg, progress=False)
+    alone = train(AoT([6], vocab=10, dim=4, head_dim=4, heads=8), task, [6], cfg, progress=False)
+    assert both[1].acc_window == pytest.approx(alone[0].acc_window, abs=1e-6)
+    assert both[1].acc_table == pytest.approx(alone[0].acc_table, abs=1e-6)
+    assert both[0].acc_table > 0.4 and both[0].acc_window > 0.4                  # chance is 0.1
+    assert np.isfinite(both[0].kl_table)
+
+
+def test_checkpoint_resume_gives_the_same_result(tmp_path):
+    task = make_task(8, 32 * 4, seed=1)
+    cfg = TrainConfig(batch_size=32, batches=4, epochs=6, window=10, checkpoint_every_s=0)
+    ck = str(tmp_path / "ck.pt")
+    full = train(AoT([3], vocab=8, dim=4, head_dim=2, heads=3), task, [3], cfg, progress=False)
+    # interrupted run: train 3 epochs with checkpoints, then resume a fresh model from the file
+    short = TrainConfig(**{**cfg.__dict__, "epochs": 6})
+    import memcap.dpc.train as tr
+    orig = tr.effective_lr
+    calls = {"n": 0}
+
+    def boom(*a):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return orig(*a)
+    tr.effective_lr = boom
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train(AoT([3], vocab=8, dim=4, head_dim=2, heads=3), task, [3], short, ck, progress=False)
+    finally:
+        tr.effective_lr = orig
+    resumed = train(AoT([3], vocab=8, dim=4, head_dim=2, heads=3), task, [3], short, ck, progress=False)
+    assert resumed[0].acc_window == pytest.approx(full[0].acc_window, abs=1e-6)
+    assert resumed[0].kl_table == pytest.approx(full[0].kl_table, rel=1e-5)
