@@ -25,9 +25,10 @@ reproduce: setup
 pull: setup
 	bash tools/dvc-pull.sh
 
+# SLURM jobs outlive a killed snakemake: whatever ends the tests (failure, CI timeout), cancel ours.
 test: setup
 	bash tools/slurm-up.sh
-	pytest -q -ra
+	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra
 
 benchmarks: setup
 	python benchmarks/train_throughput.py
