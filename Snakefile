@@ -17,6 +17,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/mlt_synthetic.smk"
 include: "workflow/rules/theory.smk"
 include: "workflow/rules/dpc.smk"
+include: "workflow/rules/assumptions.smk"
 
 
 rule all:
@@ -25,3 +26,4 @@ rule all:
         rules.mlt_synthetic.input,
         rules.theory.input,
         rules.dpc.input,
+        rules.assumptions.input,

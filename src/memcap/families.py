@@ -21,3 +21,4 @@ def cross_field_check(fn: Callable[[dict], list[str]]) -> Callable[[dict], list[
 from memcap import mlt_sweeps  # noqa: E402,F401
 from memcap.theory import mlt_experiments  # noqa: E402,F401
 from memcap.dpc import experiments as dpc_experiments  # noqa: E402,F401
+from memcap.assumptions import family as assumptions_family  # noqa: E402,F401

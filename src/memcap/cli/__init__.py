@@ -15,7 +15,7 @@ import sys
 from memcap import config
 
 # One module per family; each adds its subcommands.
-FAMILY_CLIS = ["memcap.cli.common", "memcap.cli.mlt", "memcap.cli.theory", "memcap.cli.dpc"]
+FAMILY_CLIS = ["memcap.cli.common", "memcap.cli.mlt", "memcap.cli.theory", "memcap.cli.dpc", "memcap.cli.assumptions"]
 
 
 def add_params_args(p: argparse.ArgumentParser) -> None:

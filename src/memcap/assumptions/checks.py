@@ -1,0 +1,135 @@
+"""The checks of spec mahdavi.md §4.1 as batched linear algebra.
+
+Definitions [P]: the Kruskal rank of a set of vectors is the largest k such that every k-subset is
+linearly independent; General Position (GP) means it is min(#vectors, d). Asm 1: the T query vectors
+have Kruskal rank >= n. Asm 2: every context E^(t) has rank n. Asm 3: x^(t) = e^(t) + mean_i E_i^(t)
+has Kruskal rank >= n.
+
+Rank follows `torch.linalg.matrix_rank`'s default rule for float32 features: a singular value counts
+when σ_i > σ_max · max(rows, d) · ε_float32. We evaluate it through the Gram matrix in float64
+(eigvalsh of X Xᵀ gives σ² with absolute error ~1e-16·σ_max², far below the float32 tolerance), which
+is 2-3x faster than a batched float32 SVD and decides the same ranks.
+
+Kruskal sampling uses *nested* subsets: trial i draws one random permutation of the T vectors and the
+k-subset is its first k entries. Adding a row can only shrink σ_min and grow σ_max (interlacing) while
+the tolerance factor max(k, d) = d stays fixed for k <= d, so each trial's full-rank outcome is
+monotone in k, the fraction is exactly non-increasing in k, and a bisection over k finds the same
+estimated Kruskal rank as a full scan with the same trials (at log2(d) evaluations instead of d).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+EPS32 = torch.finfo(torch.float32).eps
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """95% Wilson score interval of a binomial fraction (exact endpoints at 0 and 1 stay in [0, 1])."""
+    if trials <= 0:
+        return float("nan"), float("nan")
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _chunk(rows: int, d: int, budget_mb: float) -> int:
+    """Matrices per linear-algebra call so that the float64 copies stay under budget_mb."""
+    per = rows * (d + rows) * 8 * 2
+    return max(1, int(budget_mb * 2**20 // per))
+
+
+def batched_rank(X: torch.Tensor, budget_mb: float = 512) -> torch.Tensor:
+    """Numerical rank of each matrix of X (B, r, d), matrix_rank's float32 rule; returns (B,) int64."""
+    B, r, d = X.shape
+    out = torch.empty(B, dtype=torch.int64, device=X.device)
+    step = _chunk(r, d, budget_mb)
+    for s in range(0, B, step):
+        x = X[s:s + step].double()
+        # Gram of the smaller side: rank(X) = rank(X Xᵀ) = rank(Xᵀ X)
+        gram = x @ x.mT if r <= d else x.mT @ x                     # (b, m, m), m = min(r, d)
+        lam = torch.linalg.eigvalsh(gram).clamp_min(0)               # (b, m) ascending, = σ²
+        sigma = lam.sqrt()
+        tol = sigma[:, -1:] * max(r, d) * EPS32                      # (b, 1)
+        out[s:s + step] = (sigma > tol).sum(-1)
+    return out
+
+
+def rank_context(tokens: torch.Tensor, budget_mb: float = 512) -> torch.Tensor:
+    """Asm 2: rank of every example's token matrix, tokens (T, n, d) -> (T,) ranks."""
+    return batched_rank(tokens, budget_mb)
+
+
+def asm3_vectors(tokens: torch.Tensor, query_index: int) -> torch.Tensor:
+    """Asm 3's x^(t) = e^(t) + (1/n) Σ_i E_i^(t); tokens (T, n, d) -> (T, d). The query is a row of E."""
+    return tokens[:, query_index] + tokens.mean(1)
+
+
+@dataclass
+class KruskalSampler:
+    """Nested random subsets of the rows of V (T, d): trial i's k-subset = first k of permutation i."""
+
+    vectors: torch.Tensor          # (T, d) the query vector of every example
+    perms: torch.Tensor            # (trials, kmax) row indices, each row a prefix of a random permutation
+    budget_mb: float = 512
+    _hits: dict = field(default_factory=dict, repr=False)     # k -> full-rank count (search, checks, Fig 1 share)
+
+    @classmethod
+    def draw(cls, vectors: torch.Tensor, trials: int, seed: int, kmax: int | None = None,
+             budget_mb: float = 512) -> "KruskalSampler":
+        T, d = vectors.shape
+        kmax = min(kmax or T, T)
+        g = torch.Generator().manual_seed(int(seed))
+        # argsort of uniform noise = one uniform random permutation per trial, drawn in one call
+        perms = torch.rand(trials, T, generator=g).argsort(1)[:, :kmax]
+        return cls(vectors, perms.to(vectors.device), budget_mb)
+
+    @property
+    def trials(self) -> int:
+        return self.perms.shape[0]
+
+    @property
+    def max_k(self) -> int:
+        """Largest k a subset can have: min(T, d) (beyond d every subset is dependent)."""
+        return min(self.perms.shape[1], self.vectors.shape[1])
+
+    def full_rank(self, k: int) -> torch.Tensor:
+        """(trials,) bool: is trial i's k-subset linearly independent?"""
+        if k > self.vectors.shape[1]:
+            return torch.zeros(self.trials, dtype=torch.bool)
+        d = self.vectors.shape[1]
+        step = _chunk(k, d, self.budget_mb)
+        out = []
+        for s in range(0, self.trials, step):                       # gather per chunk: bounded memory
+            sub = self.vectors[self.perms[s:s + step, :k]]           # (b, k, d)
+            out.append(batched_rank(sub, self.budget_mb) == k)
+        return torch.cat(out).cpu()
+
+    def fraction(self, k: int) -> tuple[float, int]:
+        """(fraction of full-rank k-subsets, their count)."""
+        if k not in self._hits:
+            self._hits[k] = int(self.full_rank(k).sum())
+        return self._hits[k] / self.trials, self._hits[k]
+
+    def estimate_kruskal_rank(self, threshold: float = 0.99) -> tuple[int, int]:
+        """Largest k in [0, max_k] with fraction(k) >= threshold, by bisection; returns (k, evaluations).
+
+        Exact w.r.t. a full scan on the same trials because fraction(k) is non-increasing (see module doc).
+        """
+        lo, hi, evals = 0, self.max_k, 0                           # invariant: fraction(lo) >= thr (k=0 trivially)
+        evals += 1
+        if self.fraction(hi)[0] >= threshold:
+            return hi, evals
+        while hi - lo > 1:                                          # fraction(hi) < thr
+            mid = (lo + hi) // 2
+            evals += 1
+            if self.fraction(mid)[0] >= threshold:
+                lo = mid
+            else:
+                hi = mid
+        return lo, evals

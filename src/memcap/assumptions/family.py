@@ -1,0 +1,50 @@
+"""The assumptions family: its name, outputs and the params rules JSON Schema cannot express."""
+
+from __future__ import annotations
+
+from memcap.families import cross_field_check
+
+FAMILY = "assumptions"
+VISION_TRACKS = ("photos", "digits")
+TEXT_TRACKS = ("gpt2", "bert")
+MINILM_MAX_N = 383             # d = 384: Asm 2 (rank n) needs n <= d - 1 with [CLS] among the rows
+
+
+@cross_field_check
+def _check(params: dict) -> list[str]:
+    problems = []
+    for scale, p in (params.get(FAMILY) or {}).items():
+        key = f"{FAMILY}.{scale}"
+        for track in VISION_TRACKS:
+            v = p["vision"][track]
+            g = v["geometry"]
+            if g["image_size"] % g["patch_size"]:
+                problems.append(f"{key}.vision.{track}.geometry: image_size {g['image_size']} is not a multiple "
+                                f"of patch_size {g['patch_size']}")
+            if g["hidden"] % g["heads"]:
+                problems.append(f"{key}.vision.{track}.geometry: hidden {g['hidden']} not divisible by heads {g['heads']}")
+            if v["trained"]["kind"] == "pipeline" and "train" not in v:
+                problems.append(f"{key}.vision.{track}: trained.kind pipeline needs a `train` section")
+            if v["trained"]["kind"] == "hf_cache" and "repo_id" not in v["trained"]:
+                problems.append(f"{key}.vision.{track}.trained: hf_cache needs repo_id")
+            if v["source"]["kind"] in ("photos", "folder", "parquet") and not v["source"].get("count"):
+                problems.append(f"{key}.vision.{track}.source: kind {v['source']['kind']} needs a count (T)")
+        for track in TEXT_TRACKS:
+            t = p["text"][track]
+            if track == "gpt2" and "bpe_dir" not in t:
+                problems.append(f"{key}.text.gpt2: bpe_dir is required (tools/fetch-gpt2-bpe.sh writes it)")
+            for i, m in enumerate(t["models"]):
+                n = m.get("context_size", t["context_size"])
+                mk = f"{key}.text.{track}.models[{i}]"
+                if m["weights"] in ("minilm", "random_minilm") and (track != "bert" or n > MINILM_MAX_N):
+                    problems.append(f"{mk}: MiniLM is a BERT with d = 384; needs track bert and context_size "
+                                    f"<= {MINILM_MAX_N}, got {track} n={n}")
+                if m["weights"] == "random" and "config" not in m:
+                    problems.append(f"{mk}: weights random needs config (hidden, heads, positions)")
+                if m["weights"] == "random" and m.get("config", {}).get("positions", n) < n:
+                    problems.append(f"{mk}: context_size {n} > config.positions {m['config']['positions']}")
+                if m["weights"] == "hf_cache" and "repo_id" not in m:
+                    problems.append(f"{mk}: hf_cache needs repo_id")
+                if track == "bert" and m["weights"] == "random" and "mlp" not in m.get("config", {}):
+                    problems.append(f"{mk}: a random BERT needs config.mlp")
+    return problems

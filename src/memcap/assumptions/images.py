@@ -1,0 +1,208 @@
+"""Image sources for the vision track (spec data.md §1, mahdavi.md §4.2). Each yields uint8 RGB batches.
+
+A source has `meta` (one row per example: where it came from) and `batch(start, stop)` -> uint8
+(B, H, W, C). Images are produced per batch, so T images never sit in memory at once.
+
+- photos:   the ~22 real photos shipped in scikit-image / scikit-learn / matplotlib, as seeded
+            random-resized 224² crops. Crops of 22 scenes are correlated: a code-path check only.
+- digits:   scikit-learn's 1,797 real 8×8 handwritten digits (1 channel, values 0..16 -> 0..255).
+- folder:   an ImageNet folder root/<wnid>/*.JPEG (sorted; first N or a seeded sample; RGB only).
+- parquet:  the HF imagenet-1k parquet shards on disk (column image.bytes; first N RGB rows, file order).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+# Real photos only (spec data.md §1): drawn/synthetic images such as horse or logo are left out.
+SKIMAGE_PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry",
+                  "retina", "stereo_motorcycle", "camera", "coins", "moon", "clock", "text", "page",
+                  "brick", "grass", "gravel", "cell", "microaneurysms")
+
+
+def package_photos() -> dict[str, np.ndarray]:
+    """name -> uint8 (H, W, 3); gray photos are repeated over 3 channels."""
+    import matplotlib.cbook
+    import skimage.data
+    from sklearn.datasets import load_sample_images
+
+    photos = {}
+    for name in SKIMAGE_PHOTOS:
+        img = getattr(skimage.data, name)()
+        if name == "stereo_motorcycle":
+            img = img[0]                                          # (left, right, disparity): one scene
+        photos[f"skimage:{name}"] = img
+    sk = load_sample_images()
+    for fname, img in zip(sk.filenames, sk.images):
+        photos[f"sklearn:{Path(fname).name}"] = img
+    with matplotlib.cbook.get_sample_data("grace_hopper.jpg") as f:
+        photos["matplotlib:grace_hopper.jpg"] = np.asarray(Image.open(f).convert("RGB"))
+    out = {}
+    for k, v in photos.items():
+        v = np.asarray(v)
+        if v.dtype != np.uint8:                                   # a few skimage arrays are float/bool
+            v = (255 * (v - v.min()) / max(np.ptp(v), 1e-12)).astype(np.uint8)
+        out[k] = np.repeat(v[..., None], 3, -1) if v.ndim == 2 else v[..., :3]
+    return out
+
+
+def _resized_crop_box(h: int, w: int, rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """torchvision RandomResizedCrop's box: area in [0.08, 1], aspect in [3/4, 4/3] (10 tries, then centre)."""
+    for _ in range(10):
+        area = h * w * rng.uniform(0.08, 1.0)
+        aspect = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
+        cw, ch = int(round(np.sqrt(area * aspect))), int(round(np.sqrt(area / aspect)))
+        if 0 < cw <= w and 0 < ch <= h:
+            top, left = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+            return top, left, ch, cw
+    s = min(h, w)
+    return (h - s) // 2, (w - s) // 2, s, s
+
+
+class PhotoCrops:
+    """T seeded random-resized crops of the package photos, resized to size×size."""
+
+    label = "package photos (seeded crops; code-path check, not ImageNet)"
+
+    def __init__(self, count: int, seed: int, size: int = 224):
+        self.photos = package_photos()
+        self.size = size
+        names = sorted(self.photos)
+        rng = np.random.default_rng(seed)
+        rows = []
+        for t in range(count):
+            name = names[int(rng.integers(len(names)))]
+            h, w = self.photos[name].shape[:2]
+            top, left, ch, cw = _resized_crop_box(h, w, rng)
+            rows.append({"example": t, "source": name, "top": top, "left": left, "height": ch, "width": cw})
+        self.meta = pd.DataFrame(rows)
+
+    def __len__(self) -> int:
+        return len(self.meta)
+
+    @property
+    def distinct_sources(self) -> int:
+        return self.meta["source"].nunique()
+
+    def batch(self, start: int, stop: int) -> np.ndarray:
+        out = []
+        for r in self.meta.iloc[start:stop].itertuples():
+            crop = self.photos[r.source][r.top:r.top + r.height, r.left:r.left + r.width]
+            out.append(np.asarray(Image.fromarray(crop).resize((self.size, self.size), Image.BILINEAR)))
+        return np.stack(out)
+
+
+class Digits:
+    """scikit-learn's 1,797 real handwritten digits, 8×8, one channel; split by a seeded permutation."""
+
+    label = "sklearn digits (1,797 real 8x8 images)"
+
+    def __init__(self, count: int | None = None, split: str = "all", test_fraction: float = 0.2, seed: int = 0):
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        images = (d.images * (255 / 16)).round().astype(np.uint8)[..., None]   # (N, 8, 8, 1)
+        order = np.random.default_rng(seed).permutation(len(images))
+        n_test = int(round(test_fraction * len(images)))
+        idx = {"all": np.arange(len(images)), "train": order[n_test:], "test": order[:n_test]}[split]
+        idx = idx[:count] if count else idx
+        self.images, self.labels = images[idx], d.target[idx]
+        self.meta = pd.DataFrame({"example": np.arange(len(idx)), "source": [f"digits:{i}" for i in idx],
+                                  "label": self.labels})
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    distinct_sources = property(__len__)
+
+    def batch(self, start: int, stop: int) -> np.ndarray:
+        return self.images[start:stop]
+
+
+def _rgb(img: Image.Image) -> bool:
+    return img.mode == "RGB"
+
+
+class ImageFolder:
+    """An ImageNet-style folder root/<wnid>/*.{JPEG,jpg,png}: RGB images only (as the reference keeps),
+    resized to size×size. order='first' keeps sorted (wnid, file) order; 'sample' takes a seeded sample."""
+
+    label = "ImageNet folder"
+
+    def __init__(self, root: str, count: int, order: str = "first", seed: int = 0, size: int = 224):
+        root = Path(root)
+        files = sorted(p for p in root.glob("*/*") if p.suffix.lower() in (".jpeg", ".jpg", ".png"))
+        if not files:
+            raise FileNotFoundError(f"no images under {root}/<class>/*.JPEG")
+        if order == "sample":
+            files = [files[i] for i in np.random.default_rng(seed).permutation(len(files))]
+        self.size, rows = size, []
+        for f in files:                                           # RGB filter needs only the header
+            if len(rows) == count:
+                break
+            with Image.open(f) as im:
+                if _rgb(im):
+                    rows.append({"example": len(rows), "source": str(f.relative_to(root)), "wnid": f.parent.name})
+        self.meta = pd.DataFrame(rows)
+        self.root = root
+
+    def __len__(self) -> int:
+        return len(self.meta)
+
+    distinct_sources = property(__len__)
+
+    def batch(self, start: int, stop: int) -> np.ndarray:
+        return np.stack([np.asarray(Image.open(self.root / s).convert("RGB").resize((self.size, self.size),
+                                                                                       Image.BILINEAR))
+                         for s in self.meta["source"].iloc[start:stop]])
+
+
+class ImageParquet:
+    """HF imagenet-1k parquet shards (glob sorted; file order is not folder order): first N RGB rows."""
+
+    label = "ImageNet parquet shards"
+
+    def __init__(self, pattern: str, count: int, size: int = 224):
+        import pyarrow.parquet as pq
+
+        files = sorted(Path().glob(pattern) if not Path(pattern).is_absolute()
+                       else Path("/").glob(pattern.lstrip("/")))
+        if not files:
+            raise FileNotFoundError(f"no parquet shards match {pattern}")
+        self.size, self.blobs, rows = size, [], []
+        for f in files:
+            row = 0
+            for rb in pq.ParquetFile(f).iter_batches(batch_size=256, columns=["image"]):
+                for img in rb.column("image").to_pylist():
+                    if len(rows) == count:
+                        break
+                    with Image.open(io.BytesIO(img["bytes"])) as im:
+                        if _rgb(im):
+                            rows.append({"example": len(rows), "source": f"{f.name}:{row}"})
+                            self.blobs.append(img["bytes"])
+                    row += 1
+        self.meta = pd.DataFrame(rows)
+
+    def __len__(self) -> int:
+        return len(self.meta)
+
+    distinct_sources = property(__len__)
+
+    def batch(self, start: int, stop: int) -> np.ndarray:
+        return np.stack([np.asarray(Image.open(io.BytesIO(b)).convert("RGB").resize((self.size, self.size),
+                                                                                      Image.BILINEAR))
+                         for b in self.blobs[start:stop]])
+
+
+def to_pixels(batch: np.ndarray):
+    """The reference preprocessing (ViTFeatureExtractor of the in21k checkpoint): x/255, mean=std=0.5.
+    uint8 (B, H, W, C) -> float (B, C, H, W) in [-1, 1]."""
+    import torch
+
+    x = torch.from_numpy(np.ascontiguousarray(batch)).permute(0, 3, 1, 2).float()
+    return (x / 255 - 0.5) / 0.5

@@ -1,0 +1,105 @@
+"""From streamed token matrices to the family's rows: one row per (model, layer, check).
+
+A model's features are accumulated batch by batch and only what the checks need is kept: the query
+row (T, d), Asm 3's x = e + mean(E) (T, d) and the rank of each context (T,). A paper-size GPT-2-large
+layer (2000 × 1024 × 1280 fp32 ≈ 10.5 GB) thus costs 2 × 2000 × 1280 floats.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from memcap.assumptions.checks import KruskalSampler, asm3_vectors, rank_context, wilson_interval
+
+CHECKS = ("gp", "asm1", "asm2", "asm3")
+# Column order of results/assumptions/checks/*.parquet (one row per model, layer and check)
+COLUMNS = ["track", "data_source", "data_label", "model", "layer", "weights", "status", "reason", "check",
+           "T", "n", "d", "k", "trials", "full_rank", "fraction", "ci_low", "ci_high", "threshold", "holds",
+           "kruskal_rank_est", "search_evals", "distinct_sources", "wall_time_s"]
+
+
+@dataclass
+class Features:
+    """Bounded summary of one (model, layer): query rows, Asm 3 vectors, context ranks."""
+
+    query_index: int
+    queries: list = field(default_factory=list)
+    asm3: list = field(default_factory=list)
+    ranks: list = field(default_factory=list)
+    n: int = 0
+    d: int = 0
+
+    def add(self, tokens: torch.Tensor, budget_mb: float) -> None:        # tokens (B, n, d)
+        tokens = tokens.float()
+        self.n, self.d = tokens.shape[1:]
+        self.ranks.append(rank_context(tokens, budget_mb).cpu())
+        self.queries.append(tokens[:, self.query_index].cpu())
+        self.asm3.append(asm3_vectors(tokens, self.query_index).cpu())
+
+    def tensors(self):
+        return torch.cat(self.queries), torch.cat(self.asm3), torch.cat(self.ranks)
+
+
+def skipped_rows(base: dict, reason: str) -> list[dict]:
+    return [{**base, "status": "SKIPPED", "reason": reason, "check": c} for c in CHECKS]
+
+
+def check_rows(feat: Features, base: dict, settings: dict, device: torch.device,
+               curve_ks: list[int] | None = None) -> tuple[list[dict], pd.DataFrame | None]:
+    """Asm 2, Asm 1 (k=n), GP (k=min(T,d)), Asm 3 (k=n) and the estimated Kruskal rank of the queries."""
+    start = time.perf_counter()
+    thr, trials, seed, budget = settings["threshold"], settings["trials"], settings["seed"], settings["budget_mb"]
+    queries, x3, ranks = feat.tensors()
+    T, n, d = len(queries), feat.n, feat.d
+    common = {**base, "status": "ok", "reason": "", "T": T, "n": n, "d": d, "threshold": thr}
+    rows = []
+
+    full = int((ranks == n).sum())                                    # Asm 2: every context has rank n
+    lo, hi = wilson_interval(full, T)
+    rows.append({**common, "check": "asm2", "k": n, "trials": T, "full_rank": full, "fraction": full / T,
+                 "ci_low": lo, "ci_high": hi, "holds": full == T})
+
+    q = KruskalSampler.draw(queries.to(device), trials, seed, budget_mb=budget)
+    est, evals = q.estimate_kruskal_rank(thr)
+    a3 = KruskalSampler.draw(x3.to(device), trials, seed, budget_mb=budget)
+    for check, sampler, k in (("asm1", q, n), ("gp", q, min(T, d)), ("asm3", a3, n)):
+        if k > T:
+            rows.append({**common, "check": check, "k": k, "status": "n/a",
+                         "reason": f"T={T} < k={k}: too few examples for a k-subset"})
+            continue
+        frac, hits = sampler.fraction(k)
+        lo, hi = wilson_interval(hits, trials)
+        rows.append({**common, "check": check, "k": k, "trials": trials, "full_rank": hits, "fraction": frac,
+                     "ci_low": lo, "ci_high": hi, "holds": frac >= thr})
+    wall = time.perf_counter() - start
+    for r in rows:
+        r.update(kruskal_rank_est=est, search_evals=evals, wall_time_s=wall)
+
+    curve = None
+    if curve_ks:
+        ks = sorted({k for k in curve_ks if k <= q.max_k})
+        fr = [q.fraction(k) for k in ks]
+        ci = [wilson_interval(h, trials) for _, h in fr]
+        curve = pd.DataFrame({**{c: base[c] for c in ("track", "data_source", "model", "layer")},
+                              "T": T, "n": n, "d": d, "k": ks, "trials": trials,
+                              "fraction": [f for f, _ in fr], "ci_low": [c[0] for c in ci],
+                              "ci_high": [c[1] for c in ci]})
+    return rows, curve
+
+
+def to_frame(rows: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    for c in ("T", "n", "d", "k", "trials", "full_rank", "kruskal_rank_est", "search_evals", "distinct_sources"):
+        df[c] = df[c].astype("Int64")
+    df["holds"] = df["holds"].astype("boolean")
+    return df
+
+
+def curve_grid(max_k: int, step: int, marks: list[int]) -> list[int]:
+    """Fig 1's candidate k: 1, 1+step, ... plus the marked values (n and d)."""
+    return sorted(set(np.arange(1, max_k + 1, step).tolist()) | {m for m in marks if m <= max_k})

@@ -1,0 +1,99 @@
+"""GPT-2 and BERT tracks of Table 3 (spec mahdavi.md §4.4): input sampling and layers L0, L1.
+
+GPT-2: each example is n contiguous BPE tokens of one document (no BOS); query = the last token.
+BERT:  [CLS] s1 [SEP] s2 with exactly n tokens (no final [SEP], token types all 0, no mask);
+       len1 ~ randint(5, n-7), len2 = n-2-len1; with probability 1/2 s1, s2 are prefixes of two
+       random documents ("not next"), else consecutive slices of one n-2 window; query = [CLS].
+Sampling follows the reference: np.random.RandomState(seed); a document is accepted only with
+>= 1.5·n tokens; the window offset is uniform. L0 = hidden_states[0] (embedding output),
+L1 = hidden_states[1] (first block, before any final layernorm).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def tokenize_documents(docs: list[tuple[str, str]], encode) -> list[np.ndarray]:
+    """Token ids of every document, without special tokens (int32 arrays)."""
+    return [np.asarray(encode(text), dtype=np.int32) for _, text in docs]
+
+
+def _accepting(tokens: list[np.ndarray], min_len: int) -> np.ndarray:
+    ok = np.array([len(t) >= min_len for t in tokens])
+    if not ok.any():
+        raise ValueError(f"no document has >= {min_len} tokens (1.5 x context); use longer documents "
+                         f"(gensim articles, ovos concat_topic) or a smaller context_size")
+    return ok
+
+
+def gpt2_windows(tokens: list[np.ndarray], count: int, context_size: int, seed: int):
+    """(ids (T, n) int64, doc index (T,), offset (T,))."""
+    rs = np.random.RandomState(seed)
+    ok = _accepting(tokens, int(1.5 * context_size))
+    ids, docs, offs = [], [], []
+    while len(ids) < count:
+        j = rs.randint(len(tokens))
+        if not ok[j]:
+            continue
+        start = rs.randint(0, len(tokens[j]) - context_size + 1)
+        ids.append(tokens[j][start:start + context_size])
+        docs.append(j)
+        offs.append(start)
+    return torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(docs), np.array(offs)
+
+
+def bert_pairs(tokens: list[np.ndarray], count: int, context_size: int, seed: int, cls_id: int, sep_id: int):
+    """(ids (T, n) int64, is_next (T,) bool, len1 (T,))."""
+    rs = np.random.RandomState(seed)
+    n, body = context_size, context_size - 2
+    ok = np.flatnonzero(_accepting(tokens, int(1.5 * context_size)))
+    ids, nexts, lens = [], [], []
+    while len(ids) < count:
+        len1 = rs.randint(5, n - 7)
+        len2 = body - len1
+        if rs.rand() < 0.5:                                             # not next: two documents' prefixes
+            a, b = tokens[ok[rs.randint(len(ok))]], tokens[ok[rs.randint(len(ok))]]
+            s1, s2, is_next = a[:len1], b[:len2], False
+        else:                                                           # next: one window, cut in two
+            doc = tokens[ok[rs.randint(len(ok))]]
+            start = rs.randint(0, len(doc) - body + 1)
+            window = doc[start:start + body]
+            s1, s2, is_next = window[:len1], window[len1:], True
+        ids.append(np.concatenate([[cls_id], s1, [sep_id], s2]))
+        nexts.append(is_next)
+        lens.append(len1)
+    return torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(nexts), np.array(lens)
+
+
+def random_gpt2(config: dict, seed: int):
+    """A random GPT2Model with the given width (only its first block is built: L0 and L1 are read)."""
+    from transformers import GPT2Config, GPT2Model
+
+    torch.manual_seed(int(seed))
+    cfg = GPT2Config(n_embd=config["hidden"], n_head=config["heads"], n_positions=config["positions"],
+                     n_layer=1, tie_last_hidden_states=False)
+    return GPT2Model(cfg).eval()
+
+
+def random_bert(config, seed: int):
+    """A random BertModel: `config` is a BertConfig (matched control) or a dict of widths."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(int(seed))
+    if isinstance(config, dict):
+        config = BertConfig(hidden_size=config["hidden"], num_attention_heads=config["heads"],
+                            intermediate_size=config["mlp"], max_position_embeddings=config["positions"],
+                            num_hidden_layers=1)
+    else:
+        config = BertConfig.from_dict({**config.to_dict(), "num_hidden_layers": 1})
+    config._attn_implementation = "eager"
+    return BertModel(config, add_pooling_layer=False).eval()
+
+
+@torch.no_grad()
+def layers_L0_L1(model, ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """{'L0': (B, n, d), 'L1': (B, n, d)} of a GPT-2 or BERT model (GPT-2's final ln_f not applied)."""
+    out = model(input_ids=ids, output_hidden_states=True)
+    return {"L0": out.hidden_states[0], "L1": out.hidden_states[1]}

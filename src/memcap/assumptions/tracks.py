@@ -1,0 +1,159 @@
+"""One track = one data source through its models: vision (photos / digits / ImageNet) or text.
+
+Every model of a track sees the same examples and the same random subsets (paired comparison). A
+model whose weights are absent offline gives SKIPPED rows with the reason, never a substitute.
+`weights` says what each row is: random init (as in the paper), real checkpoint, real checkpoint
+used as a stand-in (MiniLM for bert-large), trained by the pipeline (digits ViT), or skipped.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from memcap.assumptions import hf, images, suite, text, wikitext
+from memcap.assumptions.vision import VitTracks, random_vit
+
+
+def _settings(preset: dict) -> dict:
+    return {k: preset[k] for k in ("threshold", "trials", "seed", "budget_mb")}
+
+
+def image_source(src: dict, seed: int, size: int):
+    kind = src["kind"]
+    if kind == "photos":
+        return images.PhotoCrops(src["count"], seed, size)
+    if kind == "digits":
+        return images.Digits(src.get("count"))
+    if kind == "folder":
+        return images.ImageFolder(src["root"], src["count"], src.get("order", "first"), seed, size)
+    if kind == "parquet":
+        return images.ImageParquet(src["pattern"], src["count"], size)
+    raise ValueError(f"unknown image source kind {kind!r}")
+
+
+def _trained_vit(spec: dict, digits_checkpoint: str | None):
+    """(model or None, weights label, SKIPPED reason, extra metadata)."""
+    from transformers import ViTModel
+
+    if spec["kind"] == "pipeline":
+        from memcap.assumptions.digits_vit import load_encoder
+
+        model, metrics = load_encoder(digits_checkpoint)
+        return model, f"trained by pipeline (test acc {metrics['test_accuracy']:.3f})", "", metrics
+    try:
+        model = hf.load_pretrained(ViTModel, spec["repo_id"], spec.get("cache_dir"), num_hidden_layers=1,
+                                   add_pooling_layer=False)
+        return model, f"real checkpoint ({spec['repo_id']})", "", {}
+    except hf.Unavailable as e:
+        return None, "skipped", str(e), {}
+
+
+def run_vision(preset: dict, track: str, device: torch.device, digits_checkpoint: str | None = None,
+               progress: bool = True):
+    """Table 1 rows (and Fig 1 curves) of one vision track; returns (checks df, curves df, metadata)."""
+    cfg, settings = preset["vision"][track], _settings(preset)
+    geo = cfg["geometry"]
+    source = image_source(cfg["source"], preset["seed"], geo["image_size"])
+    trained, trained_label, reason, extra = _trained_vit(cfg["trained"], digits_checkpoint)
+    net = VitTracks(random_vit(geo, preset["seed"]), trained, attention_seed=preset["seed"]).to(device)
+    feats = {}
+    bs = preset["batch_size"]
+    for s in tqdm(range(0, len(source), bs), desc=f"ViT features ({track})", disable=not progress):
+        pixels = images.to_pixels(source.batch(s, s + bs)).to(device)
+        for name, tokens in net(pixels).items():
+            feats.setdefault(name, suite.Features(query_index=0)).add(tokens, preset["budget_mb"])
+
+    base = {"track": track, "data_source": cfg["source"]["kind"], "data_label": source.label,
+            "distinct_sources": source.distinct_sources}
+    fig1 = preset["fig1"]
+    rows, curves = [], []
+    for name in ("Embedding Layer", "Random Attention", "Random ViT", "Trained ViT"):
+        b = {**base, "model": name, "layer": "first block" if "ViT" in name else name.lower(),
+             "weights": trained_label if name == "Trained ViT" else "random init"}
+        if name not in feats:
+            rows += suite.skipped_rows(b, reason)
+            continue
+        f = feats[name]
+        ks = (suite.curve_grid(min(len(source), f.d), fig1["step"], [f.n, f.d])
+              if name == fig1["model"] and track in fig1["tracks"] else None)
+        r, curve = suite.check_rows(f, b, settings, device, ks)
+        rows += r
+        if curve is not None:
+            curves.append(curve)
+    meta = {"source_meta": source.meta.head(50).to_dict("list"), **({"digits_vit": extra} if extra else {})}
+    return suite.to_frame(rows), pd.concat(curves) if curves else pd.DataFrame(), meta
+
+
+def _text_models(track: str, models: list[dict], bpe_dir: str | None):
+    """Yield (spec, model or None, weights label, SKIPPED reason, tokenizer kind)."""
+    from transformers import BertModel, GPT2Model
+
+    for spec in models:
+        w = spec["weights"]
+        try:
+            if track == "gpt2":
+                if w == "random":
+                    yield spec, text.random_gpt2(spec["config"], spec.get("seed", 0)), "random init", ""
+                else:
+                    m = hf.load_pretrained(GPT2Model, spec["repo_id"], spec.get("cache_dir"), n_layer=1,
+                                           tie_last_hidden_states=False)
+                    yield spec, m, f"real checkpoint ({spec['repo_id']})", ""
+            else:
+                if w in ("minilm", "random_minilm"):
+                    trained = hf.load_pretrained(BertModel, str(hf.minilm_path()), None, add_pooling_layer=False)
+                    if w == "minilm":
+                        yield spec, trained, "real checkpoint, stand-in for bert-large (all-MiniLM-L6-v2)", ""
+                    else:
+                        yield spec, text.random_bert(trained.config, spec.get("seed", 0)), "random init (MiniLM config)", ""
+                elif w == "random":
+                    yield spec, text.random_bert(spec["config"], spec.get("seed", 0)), "random init", ""
+                else:
+                    m = hf.load_pretrained(BertModel, spec["repo_id"], spec.get("cache_dir"), num_hidden_layers=1,
+                                           add_pooling_layer=False)
+                    yield spec, m, f"real checkpoint ({spec['repo_id']})", ""
+        except hf.Unavailable as e:
+            yield spec, None, "skipped", str(e)
+
+
+def run_text(preset: dict, track: str, device: torch.device, progress: bool = True):
+    """Table 3 rows of one text track (gpt2 or bert); returns (checks df, curves df, metadata)."""
+    cfg, settings = preset["text"][track], _settings(preset)
+    docs = wikitext.load_documents(cfg["source"])
+    if track == "gpt2":
+        enc = hf.gpt2_encoding(cfg["bpe_dir"])
+        tokens = text.tokenize_documents(docs, enc.encode_ordinary)
+        make = lambda n: text.gpt2_windows(tokens, cfg["count"], n, preset["seed"])[0]  # noqa: E731
+        query_index = -1
+    else:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(hf.minilm_path()))          # uncased WordPiece, 30,522
+        tok.model_max_length = 10**9                                        # whole documents, no warning
+        tokens = text.tokenize_documents(docs, lambda s: tok(s, add_special_tokens=False)["input_ids"])
+        make = lambda n: text.bert_pairs(tokens, cfg["count"], n, preset["seed"], tok.cls_token_id,  # noqa: E731
+                                         tok.sep_token_id)[0]
+        query_index = 0
+
+    label = {"gensim": "gensim enwiki articles (real Wikipedia)", "ovos": "ovos Wikipedia extracts (real)",
+             "disk": "Wikipedia on disk"}[cfg["source"]["kind"]]
+    base = {"track": track, "data_source": cfg["source"]["kind"], "data_label": label,
+            "distinct_sources": len(docs)}
+    rows, bs = [], preset["batch_size"]
+    for spec, model, weights, reason in _text_models(track, cfg["models"], cfg.get("bpe_dir")):
+        n = spec.get("context_size", cfg["context_size"])
+        if model is None:
+            for layer in ("L0", "L1"):
+                rows += suite.skipped_rows({**base, "model": spec["name"], "layer": layer, "weights": weights}, reason)
+            continue
+        model = model.to(device)
+        ids = make(n)
+        feats = {"L0": suite.Features(query_index), "L1": suite.Features(query_index)}
+        for s in tqdm(range(0, len(ids), bs), desc=f"{spec['name']} n={n}", disable=not progress):
+            for layer, t in text.layers_L0_L1(model, ids[s:s + bs].to(device)).items():
+                feats[layer].add(t, preset["budget_mb"])
+        for layer, f in feats.items():
+            rows += suite.check_rows(f, {**base, "model": spec["name"], "layer": layer, "weights": weights},
+                                     settings, device)[0]
+    return suite.to_frame(rows), pd.DataFrame(), {"documents": len(docs)}
