@@ -39,7 +39,7 @@ def check_same_math(shared: bool) -> float:
     diffs = [(out - out_ref).abs().max()]
     for name, p in fast.named_parameters():
         diffs.append((p.grad[0] - getattr(ref, name).grad).abs().max())
-    return float(max(diffs))
+    return float(max(diffs).detach())
 
 
 def steps_per_second(step, seconds: float) -> float:
