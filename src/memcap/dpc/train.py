@@ -45,6 +45,7 @@ class RunResult:
     loss_window: float           # mean train-batch loss over the same window
     kl_table: float              # d_KL(π, T) over the full table (uniform prior on pairs)
     steps: int
+    memorized_bits: float = float("nan")   # Σ over the N² contexts of max(0, log2 N − NLL in bits)
 
 
 def nll(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -54,18 +55,26 @@ def nll(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate_table(model: AoT, task: LookupTask, batch_size: int = 8192) -> tuple[torch.Tensor, torch.Tensor]:
-    """Exact accuracy and KL over every context (N², each with prior 1/N²), per model: (M,), (M,)."""
+def evaluate_table(model: AoT, task: LookupTask, batch_size: int = 8192, with_bits: bool = False):
+    """Exact accuracy and KL over every context (N², each with prior 1/N²), per model: (M,), (M,).
+
+    with_bits: also the memorized bits Σ_t max(0, log2 N − NLL_t in bits), (M,), for bits per parameter.
+    """
     ctx, answer = task.all_contexts()
     M = model.num_models
     hits = torch.zeros(M, dtype=torch.float64, device=ctx.device)
-    loss = torch.zeros_like(hits)
+    loss, bits = torch.zeros_like(hits), torch.zeros_like(hits)
+    log2_n = torch.log2(torch.tensor(float(task.vocab)))
     for start in range(0, len(ctx), batch_size):
         c, y = ctx[start:start + batch_size], answer[start:start + batch_size]
         logits = model(c.expand(M, -1, -1))                                   # (M, b, N)
         y = y.expand(M, -1)
         hits += (logits.argmax(-1) == y).sum(1).double()
-        loss += nll(logits, y).sum(1).double()
+        per = nll(logits, y)                                                  # (M, b) nats
+        loss += per.sum(1).double()
+        bits += (log2_n - per / torch.log(torch.tensor(2.0))).clamp(min=0).sum(1).double()
+    if with_bits:
+        return hits / len(ctx), loss / len(ctx), bits
     return hits / len(ctx), loss / len(ctx)
 
 
@@ -129,6 +138,6 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
     lo = max(total - cfg.window - 1, 0)          # Acc[-101:-1]: the window before the last batch
     acc_window = acc_hist[:, lo:total - 1].mean(1)
     loss_window = loss_hist[:, lo:total - 1].mean(1)
-    acc_table, kl_table = evaluate_table(model, task, cfg.eval_batch_size)
+    acc_table, kl_table, bits = evaluate_table(model, task, cfg.eval_batch_size, with_bits=True)
     return [RunResult(float(acc_window[m]), float(acc_table[m]), float(loss_window[m]), float(kl_table[m]),
-                      total) for m in range(M)]
+                      total, float(bits[m])) for m in range(M)]
