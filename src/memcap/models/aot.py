@@ -120,6 +120,47 @@ class AoT(nn.Module):
                 out.append(self._gather(table, tokens) + pos[:, None])
         return out
 
+    def first_layer_last_pair(self, tokens: torch.Tensor) -> torch.Tensor:
+        """One-layer models on (t_1, t_2), the task's case: Σ_h W_O^h·head_h at the last position,
+        already through D (M, B, d) (per-head D_h when per_head_proj; shared D applied by the caller).
+
+        Exact rewrites of the same function, chosen because tokens come from a vocabulary of N:
+          - every head's q, k, v of a token is a row of an (N, H, d_h) table: (E·C·W)[t] + (P·W)[s];
+          - softmax over two keys is σ(gap), gap = (q·k_1 − q·k_0)/√d_h, and q·k_1 depends on t_2 only;
+          - out = Σ_h (1 − a_h)·VO_h(t_1) + a_h·VO_h(t_2) with VO = (value table)·W_O, one weighted
+            (1 x 2H)·(2H x d_h) product over gathered table rows per example.
+        """
+        M, B, _ = tokens.shape
+        N, H, dh = self.vocab, self.heads, self.head_dim
+        if self.per_head_proj:
+            emb = torch.einsum("mnd,mhde->mnhe", self.emb, self.compress)     # (M, N, H, d_h)
+            spec = "mnhe,mhef->mnhf"
+        else:
+            emb = self.emb @ self.compress[:, 0] if self.project else self.emb  # (M, N, d_h)
+            spec = "mne,mhef->mnhf"
+        # tables with the position embedding folded in: q at position 1, k and v at positions 0 and 1
+        pos = self.pos[:, :2]                                                 # (M, 2, d_h)
+        q = torch.einsum(spec, emb, self.w_q[:, 0]) + torch.einsum("me,mhef->mhf", pos[:, 1], self.w_q[:, 0])[:, None]
+        k = torch.einsum(spec, emb, self.w_k[:, 0])[:, None] + torch.einsum("mse,mhef->mshf", pos, self.w_k[:, 0])[:, :, None]
+        v = torch.einsum(spec, emb, self.w_v[:, 0])[:, None] + torch.einsum("mse,mhef->mshf", pos, self.w_v[:, 0])[:, :, None]
+        # q, k[:, 0], k[:, 1], v[...]: (M, N, H, d_h) / (M, 2, N, H, d_h)
+        t1, t2 = tokens[:, :, 0], tokens[:, :, 1]                             # (M, B)
+        self_score = (q * k[:, 1]).sum(-1)                                    # (M, N, H): q(t_2)·k_1(t_2)
+        q2 = self._gather(q, t2[..., None])[:, :, 0]                          # (M, B, H, d_h)
+        k1 = self._gather(k[:, 0], t1[..., None])[:, :, 0]                    # (M, B, H, d_h)
+        gap = self._gather(self_score, t2[..., None])[:, :, 0] - (q2 * k1).sum(-1)   # (M, B, H)
+        a1 = torch.sigmoid(gap / math.sqrt(dh))                               # weight on key t_2
+        vo = torch.einsum("mjnhe,mhef->mjnhf", v, self.w_out[:, 0])           # (M, 2, N, H, d_h)
+        if self.per_head_proj:
+            vo = torch.einsum("mjnhf,mhfd->mjnhd", vo, self.decompress)       # (M, 2, N, H, d)
+        heads = torch.arange(H, device=tokens.device)
+        base = (torch.arange(M, device=tokens.device) * 2 * N * H)[:, None, None]
+        rows = torch.cat([base + t1[..., None] * H + heads, base + N * H + t2[..., None] * H + heads], -1)
+        weights = torch.cat([1 - a1, a1], -1)                                 # (M, B, 2H)
+        rows_vo = vo.reshape(M * 2 * N * H, -1).index_select(0, rows.reshape(-1))   # (M·B·2H, d_h | d)
+        out = torch.bmm(weights.reshape(M * B, 1, 2 * H), rows_vo.view(M * B, 2 * H, -1))
+        return out.view(M, B, -1)                                             # (M, B, d_h or d)
+
     def qkv(self, u: torch.Tensor, layer: int, last_only: bool):
         """u: (M, B, S, d_h) shared by heads, or (M, B, S, H, d_h) per head -> q, k, v (M, B, S, H, d_h)."""
         M, B, S, dh, H = u.shape[0], u.shape[1], u.shape[2], self.head_dim, self.heads
@@ -141,12 +182,26 @@ class AoT(nn.Module):
         positions; the causal mask lets query i see keys j <= i.
         """
         S, Sq = k.shape[2], q.shape[2]
+        if S == 2 and Sq == 1:   # the task's case: softmax over 2 keys = sigmoid of the score gap
+            gap = (q[:, :, 0] * (k[:, :, 1] - k[:, :, 0])).sum(-1, keepdim=True)   # (M, B, H, 1)
+            a1 = torch.sigmoid(gap / math.sqrt(self.head_dim))
+            return (v[:, :, 0] + a1 * (v[:, :, 1] - v[:, :, 0]))[:, :, None]   # (M, B, 1, H, d_h)
         scores = (q[:, :, :, None] * k[:, :, None]).sum(-1) / math.sqrt(self.head_dim)  # (M, B, Sq, S, H)
         mask = causal_mask(S, q.device)[S - Sq:]                              # (Sq, S)
         if bool(mask.any()):                                                  # the last row is unmasked
             scores = scores.masked_fill(mask[:, :, None], float("-inf"))
         att = scores.softmax(3)
         return (att[..., None] * v[:, :, None]).sum(3)                        # (M, B, Sq, H, d_h)
+
+    def mix_heads(self, heads: torch.Tensor, layer: int) -> torch.Tensor:
+        """Σ_h (D_h) W_O^h head_h: (M, B, Sq, H, d_h) -> (M, B, Sq, d); the shared D when d != d_h."""
+        M, B, Sq = heads.shape[:3]
+        if self.per_head_proj:
+            o = torch.einsum("mbshe,mhef->mbshf", heads, self.w_out[:, layer])
+            return torch.einsum("mbshf,mhfd->mbsd", o, self.decompress)
+        w_out = self.w_out[:, layer].reshape(M, self.heads * self.head_dim, self.head_dim)
+        o = (heads.reshape(M, B * Sq, -1) @ w_out).view(M, B, Sq, self.head_dim)
+        return o @ self.decompress[:, 0][:, None] if self.project else o
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens (M, B, S) -> next-token logits at the last position (M, B, N)."""
@@ -155,25 +210,23 @@ class AoT(nn.Module):
         pos = self.pos[:, :S]                                                 # (M, S, d_h)
         for layer in range(self.layers):
             last = layer == self.layers - 1   # the last layer only needs the last position's output
-            if layer == 0:
-                q, k, v = self.qkv_first_layer(tokens, last)
-            elif not self.project:
-                q, k, v = self.qkv(res + pos[:, None], layer, last)            # (M, B, S, d_h = d)
-            elif self.per_head_proj:
-                u = torch.einsum("mbsd,mhde->mbshe", res, self.compress) + pos[:, None, :, None]
-                q, k, v = self.qkv(u, layer, last)
+            if layer == 0 and last and S == 2:                                # the task's case, fast
+                o = self.first_layer_last_pair(tokens)[:, :, None]           # (M, B, 1, d_h | d)
+                if self.project and not self.per_head_proj:
+                    o = o @ self.decompress[:, 0][:, None]                    # (M, B, 1, d)
             else:
-                q, k, v = self.qkv(res @ self.compress[:, 0][:, None] + pos[:, None], layer, last)
-            heads = self.attend(q, k, v)                                      # (M, B, Sq, H, d_h)
-            Sq = heads.shape[2]
-            if self.per_head_proj:                                            # Σ_h D_h W_O^h o_h
-                o = torch.einsum("mbshe,mhef->mbshf", heads, self.w_out[:, layer])
-                o = torch.einsum("mbshf,mhfd->mbsd", o, self.decompress)      # (M, B, Sq, d)
-            else:                                                             # out_proj per head, then Σ_h
-                w_out = self.w_out[:, layer].reshape(M, self.heads * self.head_dim, self.head_dim)
-                o = (heads.reshape(M, B * Sq, -1) @ w_out).view(M, B, Sq, self.head_dim)
-                if self.project:
-                    o = o @ self.decompress[:, 0][:, None]                    # (M, B, Sq, d)
+                if layer == 0:
+                    q, k, v = self.qkv_first_layer(tokens, last)
+                elif not self.project:
+                    q, k, v = self.qkv(res + pos[:, None], layer, last)        # (M, B, S, d_h = d)
+                elif self.per_head_proj:
+                    u = torch.einsum("mbsd,mhde->mbshe", res, self.compress) + pos[:, None, :, None]
+                    q, k, v = self.qkv(u, layer, last)
+                else:
+                    q, k, v = self.qkv(res @ self.compress[:, 0][:, None] + pos[:, None], layer, last)
+                heads = self.attend(q, k, v)                                  # (M, B, Sq, H, d_h)
+                o = self.mix_heads(heads, layer)                              # (M, B, Sq, d)
+            Sq = o.shape[2]
             res = res[:, :, -Sq:] + o
             if self.width:
                 hidden = F.gelu(res @ self.w1[:, layer][:, None] + self.b1[:, layer][:, None, None])
