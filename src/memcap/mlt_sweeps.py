@@ -86,8 +86,11 @@ def run_grid_point(params: dict, sweep: str, value: int, dataset_size: int,
     model = MLTAttention(seeds, input_dim=s["input_dim"], heads=shape["heads"],
                          context_size=shape["context_size"], head_dim=shape["head_dim"],
                          out_dim=out_dim).to(device)
+    # How often to checkpoint changes no result, so it is read from the preset, not the sweep settings
+    # (which are rule params: changing them reruns the grid).
     cfg = TrainConfig(lr=s["lr"], batch_size=s["batch_size"], epochs=s["epochs"], min_steps=s["min_steps"],
-                      eval_every=s["eval_every"], early_stop=s["early_stop"])
+                      eval_every=s["eval_every"], early_stop=s["early_stop"],
+                      checkpoint_every_s=config.preset(params, FAMILY)["checkpoint_every_s"])
     start = time.perf_counter()
     results, best = train(model, data, seeds, cfg, classification, checkpoint_path, progress,
                           desc=f"{sweep} {s['vary']}={value} T={dataset_size}")

@@ -134,6 +134,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
             saved[k].to(device) for k in ("best_loss", "best_acc", "best_bits", "best_step", "done_at"))
         best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
         step = saved["step"]
+        tqdm.write(f"{desc}: resumed from checkpoint {checkpoint_path} at step {step}/{total}")
 
     def checkpoint_now():
         ckpt.save(checkpoint_path, {
