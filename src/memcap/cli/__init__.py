@@ -15,7 +15,8 @@ import sys
 from memcap import config
 
 # One module per family; each adds its subcommands.
-FAMILY_CLIS = ["memcap.cli.common", "memcap.cli.mlt", "memcap.cli.theory", "memcap.cli.dpc", "memcap.cli.assumptions"]
+FAMILY_CLIS = ["memcap.cli.common", "memcap.cli.mlt", "memcap.cli.theory", "memcap.cli.dpc", "memcap.cli.assumptions",
+              "memcap.cli.report"]
 
 
 def add_params_args(p: argparse.ArgumentParser) -> None:

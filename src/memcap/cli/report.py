@@ -1,0 +1,135 @@
+"""Reproduction report: claims scorecard, bits per parameter, capacity by search, the HTML page."""
+
+from __future__ import annotations
+
+from memcap.cli import add_params_args, load_params
+
+
+def _named(values: list[str]) -> dict[str, str]:
+    """NAME=PATH pairs."""
+    out = {}
+    for v in values or []:
+        name, _, path = v.partition("=")
+        if not path:
+            raise SystemExit(f"memcap: expected NAME=PATH, got {v!r}")
+        out[name] = path
+    return out
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report-scorecard", help="one row per paper claim: statistic, test, verdict, scale")
+    add_params_args(p)
+    p.add_argument("--input", action="append", default=[], metavar="NAME=PATH",
+                   help="a family table; names: mlt_runs theory_construct theory_rank_bounds theory_saturation "
+                        "assumption_checks dpc_summary dpc_theory capacity")
+    p.add_argument("--out", required=True)
+    p.add_argument("--md", required=True)
+    p.set_defaults(func=_scorecard)
+
+    p = sub.add_parser("report-bits", help="bits per parameter of both families' trained models + figure")
+    add_params_args(p)
+    p.add_argument("--mlt-runs")
+    p.add_argument("--dpc-runs")
+    p.add_argument("--out", required=True)
+    p.add_argument("--md", required=True)
+    p.add_argument("--figure", required=True, help="figure path without extension (PNG and PDF)")
+    p.set_defaults(func=_bits)
+
+    p = sub.add_parser("report-capacity", help="bracketing capacity search of one (H, d_h) architecture")
+    add_params_args(p)
+    p.add_argument("--heads", type=int, required=True)
+    p.add_argument("--head-dim", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_capacity)
+
+    p = sub.add_parser("report-capacity-aggregate", help="one capacity table + the capacity-vs-bounds figure")
+    add_params_args(p)
+    p.add_argument("--out", required=True)
+    p.add_argument("--figure", required=True)
+    p.add_argument("inputs", nargs="+")
+    p.set_defaults(func=_capacity_aggregate)
+
+    p = sub.add_parser("report-html", help="the self-contained HTML report (figures inlined)")
+    add_params_args(p)
+    p.add_argument("--scorecard", required=True)
+    p.add_argument("--bits-md", required=True)
+    p.add_argument("--capacity")
+    p.add_argument("--table", action="append", default=[], metavar="NAME=PATH", help="markdown table to include")
+    p.add_argument("--out", required=True)
+    p.add_argument("figures", nargs="*", help="PNG figures, in page order")
+    p.set_defaults(func=_html)
+
+
+def _meta(params, **extra):
+    from memcap import config, results
+
+    return results.provenance({"scale": params["scale"], "report": config.preset(params, "report")}, **extra)
+
+
+def _scorecard(args) -> None:
+    from memcap import results
+    from memcap.report import claims
+
+    params = load_params(args)
+    paths = _named(args.input)
+    from pathlib import Path
+
+    # A table that was not produced (a run outside Snakemake) makes its claims "not run at this scale".
+    tables = {name: results.read_parquet(path) if Path(path).exists() else None for name, path in paths.items()}
+    card = claims.scorecard(tables, params["scale"])
+    results.write_parquet(card, args.out, _meta(params, inputs=paths))
+    results.write_text(claims.markdown(card), args.md)
+    for r in card.itertuples():
+        print(f"{r.claim_id}: {r.verdict} ({r.statistic:.4g})")
+
+
+def _bits(args) -> None:
+    from memcap import results
+    from memcap.report import bits
+
+    params = load_params(args)
+    mlt = results.read_parquet(args.mlt_runs) if args.mlt_runs else None
+    dpc = results.read_parquet(args.dpc_runs) if args.dpc_runs else None
+    table = bits.bits_table(mlt, dpc)
+    notes = bits.skipped(mlt, dpc)
+    results.write_parquet(table, args.out, _meta(params, skipped=notes, references=bits.REFERENCES))
+    results.write_text(bits.markdown(table, notes), args.md)
+    bits.figure(table, args.figure)
+
+
+def _capacity(args) -> None:
+    from memcap import results, runtime
+    from memcap.report import capacity
+
+    params = load_params(args)
+    runtime.set_threads(args.threads)
+    runtime.enable_determinism()
+    row = capacity.search_architecture(params, args.heads, args.head_dim, progress=True)
+    results.write_parquet(row, args.out, _meta(params, heads=args.heads, head_dim=args.head_dim))
+    print(row.drop(columns="trace").to_string(index=False))
+
+
+def _capacity_aggregate(args) -> None:
+    from memcap import config, results
+    from memcap.report.figures import capacity_figure
+
+    params = load_params(args)
+    cap = results.read_parquet(args.inputs).sort_values(["heads", "head_dim"]).reset_index(drop=True)
+    results.write_parquet(cap, args.out, _meta(params))
+    s = config.preset(params, "report")["capacity"]
+    capacity_figure(cap, s["head_dim"], s["heads"], args.figure)
+
+
+def _html(args) -> None:
+    from pathlib import Path
+
+    from memcap import results
+    from memcap.report import html
+
+    params = load_params(args)
+    card = results.read_parquet(args.scorecard)
+    cap = results.read_parquet(args.capacity) if args.capacity else None
+    tables = {name: Path(p).read_text() for name, p in _named(args.table).items()}
+    page = html.build(card, Path(args.bits_md).read_text(), cap, [Path(f) for f in args.figures], tables,
+                      params["scale"])
+    results.write_text(page, args.out)

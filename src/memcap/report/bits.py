@@ -1,0 +1,99 @@
+"""Bits per parameter of every trained model of both families, beside published LM capacities.
+
+Memorized bits of a model = Σ over its training examples of max(0, log2 C − NLL in bits) for C-way
+labels (MLT: C classes over the T training examples; DPC: N-way answers over the N² table contexts),
+divided by its parameter count. The families record `memorized_bits` per run; this module only gathers.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+# Published capacities drawn as reference lines (bits per parameter).
+REFERENCES = {
+    "GPT-style LMs on random tokens, fp32/bf16 (Morris et al. 2025): ≈3.6": 3.6,
+    "knowledge in LMs (Allen-Zhu & Li 2024): ≈2": 2.0,
+}
+COLUMNS = ["family", "scale", "experiment", "x_key", "x", "dataset_size", "seed", "num_classes", "param_count",
+           "memorized_bits", "bits_per_param", "accuracy"]
+
+
+def mlt_bits(runs: pd.DataFrame | None) -> pd.DataFrame:
+    """Classification runs of the MLT family (regression has no C-way labels, so no bits)."""
+    if runs is None or "memorized_bits" not in runs:
+        return pd.DataFrame(columns=COLUMNS)
+    r = runs[runs.task == "classification"]
+    return pd.DataFrame({"family": "mlt_synthetic", "scale": r.scale, "experiment": r.sweep, "x_key": r.vary,
+                         "x": r.x, "dataset_size": r.dataset_size, "seed": r.seed, "num_classes": r.num_classes,
+                         "param_count": r.param_count, "memorized_bits": r.memorized_bits,
+                         "bits_per_param": r.memorized_bits / r.param_count, "accuracy": r.mem_acc})[COLUMNS]
+
+
+def dpc_bits(runs: pd.DataFrame | None) -> pd.DataFrame:
+    """DPC runs: bits over the full N² table (the look-up table is the training set)."""
+    if runs is None or "memorized_bits" not in runs:
+        return pd.DataFrame(columns=COLUMNS)
+    return pd.DataFrame({"family": "dpc", "scale": runs.scale, "experiment": runs.experiment,
+                         "x_key": runs.x_key, "x": runs.x, "dataset_size": runs.contexts, "seed": runs.seed,
+                         "num_classes": runs.N, "param_count": runs.param_count,
+                         "memorized_bits": runs.memorized_bits,
+                         "bits_per_param": runs.memorized_bits / runs.param_count,
+                         "accuracy": runs.acc_table})[COLUMNS]
+
+
+def bits_table(mlt_runs: pd.DataFrame | None, dpc_runs: pd.DataFrame | None) -> pd.DataFrame:
+    return pd.concat([mlt_bits(mlt_runs), dpc_bits(dpc_runs)], ignore_index=True).astype({"bits_per_param": float})
+
+
+def skipped(mlt_runs: pd.DataFrame | None, dpc_runs: pd.DataFrame | None) -> list[str]:
+    """Families whose bits could not be computed, with the reason."""
+    out = []
+    for name, runs in (("mlt_synthetic", mlt_runs), ("dpc", dpc_runs)):
+        if runs is None:
+            out.append(f"{name}: SKIPPED (runs table not given)")
+        elif "memorized_bits" not in runs:
+            out.append(f"{name}: SKIPPED (its runs table has no memorized_bits column)")
+    return out
+
+
+def markdown(table: pd.DataFrame, notes: list[str]) -> str:
+    scales = ", ".join(sorted(set(table.scale))) or "none"
+    stand_in = " (QUICK STAND-IN: small models, short training)" if "quick" in scales else ""
+    lines = [f"# Bits per parameter (scale: {scales}){stand_in}", "",
+             "memorized bits = Σ_t max(0, log2 C − NLL_t in bits), divided by the parameter count.",
+             "References: " + "; ".join(REFERENCES) + ".", *[f"- {n}" for n in notes], "",
+             "| family | experiment | runs | params (min–max) | bits/param mean | bits/param max |",
+             "|---|---|---|---|---|---|"]
+    for (fam, exp), g in table.groupby(["family", "experiment"]):
+        lines.append(f"| {fam} | {exp} | {len(g)} | {int(g.param_count.min())}–{int(g.param_count.max())} | "
+                     f"{g.bits_per_param.mean():.3f} | {g.bits_per_param.max():.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def figure(table: pd.DataFrame, path_stem: str) -> None:
+    """bits/param vs parameter count, one colour per family, with the published reference lines."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    if len(table):
+        sns.scatterplot(data=table, x="param_count", y="bits_per_param", hue="family", style="family",
+                        alpha=0.6, ax=ax)
+    for (label, v), color in zip(REFERENCES.items(), ("tab:red", "tab:purple")):
+        ax.axhline(v, ls="--", color=color, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters of one model")
+    ax.set_ylabel("memorized bits / parameter")
+    top = max(4.0, float(np.nanmax(table.bits_per_param)) * 1.1 if len(table) else 4.0)
+    ax.set_ylim(0, top)
+    scale = ", ".join(sorted(set(table.scale))) if len(table) else "none"
+    ax.set_title(f"Bits per parameter, both families (scale: {scale}"
+                 f"{', quick stand-in' if 'quick' in scale else ''})", fontsize=10)
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    for ext in ("png", "pdf"):
+        fig.savefig(f"{path_stem}.{ext}", dpi=130)
+    plt.close(fig)

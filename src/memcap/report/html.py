@@ -1,0 +1,109 @@
+"""One self-contained HTML report: scorecard, bits per parameter, capacity, every figure (base64 PNG).
+
+A small inline script counts the figures the browser decoded (naturalWidth > 0) and writes the count
+into `#render-check`, so a headless browser's DOM dump proves the figures render.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import pandas as pd
+
+# Which paper claim each figure checks (by file stem); the scorecard's claim ids where one applies.
+CAPTIONS = {
+    "mlt_fig1": "MLT Fig 1 / Table 1: Kruskal-rank satisfied fraction vs k (Asm 1 at n, GP at d).",
+    "mlt_fig2a": "MLT Fig 2a: memorization linear in H before saturation (claim mlt_fig2a_linear_H).",
+    "mlt_fig2b": "MLT Fig 2b: memorization grows with context size n (claim mlt_fig2b_grows_with_n).",
+    "mlt_fig2c": "MLT Fig 2c: no gain past d_h = n (claim mlt_fig2c_no_gain_past_n).",
+    "mlt_fig3": "MLT Fig 3: softmax saturation; not every head saturates (claim mlt_fig3_not_all_heads_saturate).",
+    "mlt_fig4": "MLT Fig 4: random contexts; linear in H remains (claim mlt_fig4_linear_H_random).",
+    "mlt_fig5": "MLT Fig 5: regression train MSE falls with H and n (claim mlt_fig5_regression_H).",
+    "theory_construct": "MLT Theorem 1: the construction memorizes H(r−1)+1 exactly (claim theory_construction_exact).",
+    "theory_capacity": "MLT Theorem 1: construction vs gradient descent vs the bound.",
+    "theory_rank_bounds": "MLT Props 2, 5: rank(Z) below its upper bounds (claim theory_rank_bounds).",
+    "dpc_exp1": "DPC Exp 1 (Fig 1a): linear in H, slope above the bound's (claim dpc_exp1_linear_H_above_bound).",
+    "dpc_exp2": "DPC Exp 2 (Fig 1b): roughly quadratic in d_h (claim dpc_exp2_quadratic_dh).",
+    "dpc_exp3": "DPC Exp 3 (Fig 2a): linear in d up to d_h, then flat (claim dpc_exp3_linear_then_flat_d).",
+    "dpc_exp4": "DPC Exp 4 (Fig 2b): Exp 1 slopes between quadratic and cubic in d (claim dpc_exp4_slope_power).",
+    "dpc_exp5": "DPC Exp 5 (Fig 3): MLP ahead at mid sizes, attention linear (claim dpc_exp5_mlp_mid_aot_linear).",
+    "dpc_exp6": "DPC Exp 6 (Fig 4): slope ≈ 1.3–1.7× the bound's (claim dpc_exp6_slope_ratio).",
+    "dpc_theory": "DPC Prop 3, Thm 2, LS vs WLS: KL next to its bound (claim dpc_theory_kl_bounds).",
+    "report_bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
+                   "(knowledge) bits/param.",
+    "report_capacity": "Capacity by bracketing search vs H and vs d_h, beside MLT's H(min(n,d_h)−1)+1 and DPC's "
+                       "H·d_h + d (claims capacity_above_mlt_bound, capacity_vs_dpc_bound).",
+}
+VERDICT_COLORS = {"reproduced": "#d4edda", "not reproduced": "#f8d7da", "not run at this scale": "#e2e3e5"}
+STYLE = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}
+table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
+figure{margin:1.5em 0}figure img{max-width:100%}figcaption{font-size:13px;color:#333}
+pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:11px}"""
+RENDER_CHECK = """<script>
+window.addEventListener('load', function () {
+  var imgs = Array.from(document.querySelectorAll('img.figure'));
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0 && i.naturalHeight > 0; });
+  var el = document.getElementById('render-check');
+  el.textContent = ok.length + '/' + imgs.length;
+  el.setAttribute('data-rendered', ok.length);
+  el.setAttribute('data-total', imgs.length);
+});
+</script>"""
+
+
+def caption(stem: str) -> str:
+    for key, text in CAPTIONS.items():
+        if stem == key or stem.startswith(key + "_"):
+            return text
+    family = stem.split("_")[0]
+    return f"Figure {stem} of the {family} family (no scorecard claim of its own)."
+
+
+def _img(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode()
+    stem = html.escape(path.stem)
+    return (f'<figure id="fig-{stem}"><img class="figure" alt="{stem}" src="data:image/png;base64,{data}">'
+            f"<figcaption><b>{stem}</b>: {html.escape(caption(path.stem))}</figcaption></figure>")
+
+
+def _scorecard_html(card: pd.DataFrame) -> str:
+    rows = []
+    for r in card.itertuples():
+        color = VERDICT_COLORS.get(r.verdict, "#fff3cd")          # skipped: yellow
+        stat = "" if pd.isna(r.statistic) else f"{r.statistic:.4g}"
+        cells = [r.paper, r.source, r.claim, stat, r.test, r.verdict, r.scale, r.detail]
+        rows.append(f'<tr style="background:{color}">' + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+                    + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ["paper", "source", "claim", "statistic", "test", "verdict", "scale",
+                                               "detail"])
+    return f'<table id="scorecard"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
+          tables: dict[str, str], scale: str) -> str:
+    """The whole page as one string (figures inlined, no external resource)."""
+    stand_in = " — QUICK STAND-IN (reduced grids, not the papers' scale)" if scale == "quick" else ""
+    counts = card.verdict.str.replace(r"^skipped:.*", "skipped", regex=True).value_counts()
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memcap reproduction report</title>"
+             f"<style>{STYLE}</style></head><body>",
+             f"<h1>memcap: did it reproduce? (scale: {html.escape(scale)}{stand_in})</h1>",
+             "<p>Mahdavi, Liao, Thrampoulidis (ICLR 2024, “MLT”) and Dana, Pydi, Chevaleyre (AISTATS 2025, “DPC”). "
+             "Every number below is computed from the pipeline's Parquet results; each verdict applies the test "
+             "written next to its claim in <code>memcap.report.claims</code>.</p>",
+             f"<p>Figures rendered: <span id='render-check'>not checked (scripts off)</span></p>",
+             "<h2>Claims scorecard</h2><p>" + html.escape(", ".join(f"{k}: {v}" for k, v in counts.items())) + "</p>",
+             _scorecard_html(card),
+             "<h2>Bits per parameter</h2>", f"<pre>{html.escape(bits_md)}</pre>"]
+    if capacity is not None and len(capacity):
+        cols = ["heads", "head_dim", "context_size", "input_dim", "capacity_low", "capacity_high", "status",
+                "mlt_bound", "dpc_bound", "param_count", "evaluations", "trace"]
+        parts += ["<h2>Capacity by search</h2>", capacity[cols].to_html(index=False, na_rep="–")]
+    parts.append("<h2>Figures</h2>")
+    parts += [_img(p) for p in figures]
+    if tables:
+        parts.append("<h2>Family tables</h2>")
+        parts += [f"<h3>{html.escape(name)}</h3><pre>{html.escape(text)}</pre>" for name, text in tables.items()]
+    parts += [RENDER_CHECK, "</body></html>"]
+    return "\n".join(parts)
