@@ -28,6 +28,7 @@ pull: setup
 # SLURM jobs outlive a killed snakemake: whatever ends the tests (failure, CI timeout), cancel ours.
 test: setup
 	bash tools/slurm-up.sh
+	bash tools/install-chromium.sh   # headless Chromium for the HTML report test
 	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra
 
 benchmarks: setup

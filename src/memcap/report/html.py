@@ -73,10 +73,10 @@ def _scorecard_html(card: pd.DataFrame) -> str:
     for r in card.itertuples():
         color = VERDICT_COLORS.get(r.verdict, "#fff3cd")          # skipped: yellow
         stat = "" if pd.isna(r.statistic) else f"{r.statistic:.4g}"
-        cells = [r.paper, r.source, r.claim, stat, r.test, r.verdict, r.scale, r.detail]
+        cells = [r.claim_id, r.paper, r.source, r.claim, stat, r.test, r.verdict, r.scale, r.detail]
         rows.append(f'<tr style="background:{color}">' + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
                     + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ["paper", "source", "claim", "statistic", "test", "verdict", "scale",
+    head = "".join(f"<th>{h}</th>" for h in ["id", "paper", "source", "claim", "statistic", "test", "verdict", "scale",
                                                "detail"])
     return f'<table id="scorecard"><tr>{head}</tr>{"".join(rows)}</table>'
 

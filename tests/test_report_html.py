@@ -1,0 +1,71 @@
+"""The HTML report renders its figures in headless Chromium (Debian's `chromium`)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from memcap.report import claims, html  # noqa: E402
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--virtual-time-budget=5000"]
+
+
+def chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.skip("SKIPPED: Debian chromium not installed (run tools/install-chromium.sh; `make test` does)")
+    return exe
+
+
+def rendered(page: Path, tmp_path: Path) -> tuple[int, int]:
+    """(figures decoded with nonzero natural size, figures) as the page's own script counted them."""
+    out = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}", "--dump-dom",
+                          page.resolve().as_uri()], capture_output=True, text=True, timeout=90)
+    m = re.search(r'id="render-check"[^>]*data-rendered="(\d+)"[^>]*data-total="(\d+)"', out.stdout)
+    assert m, f"render check missing from the DOM dump:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def small_png(path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    ax.plot([0, 1], [0, 1])
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def page(tmp_path: Path, figures: list[Path]) -> Path:
+    card = claims.scorecard({}, "quick")
+    out = tmp_path / "index.html"
+    out.write_text(html.build(card, "# bits\n", None, figures, {"t": "| a |"}, "quick"))
+    return out
+
+
+def test_report_figures_render_in_chromium(tmp_path):
+    figs = [small_png(tmp_path / "mlt_fig2a.png"), small_png(tmp_path / "report_bits.png")]
+    assert rendered(page(tmp_path, figs), tmp_path) == (2, 2)
+
+
+def test_a_broken_figure_is_detected(tmp_path):
+    broken = tmp_path / "dpc_exp1.png"
+    broken.write_bytes(b"not a png")
+    assert rendered(page(tmp_path, [small_png(tmp_path / "mlt_fig2a.png"), broken]), tmp_path) == (1, 2)
+
+
+def test_page_is_self_contained_with_captions(tmp_path):
+    text = page(tmp_path, [small_png(tmp_path / "mlt_fig2c.png")]).read_text()
+    assert "data:image/png;base64," in text and "src=\"http" not in text and "<link" not in text
+    assert "no gain past d_h = n" in text                    # the figure's caption names its claim
+    assert all(c.claim_id in text for c in claims.CLAIMS)
+    assert "QUICK STAND-IN" in text
