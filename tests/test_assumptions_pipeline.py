@@ -1,0 +1,74 @@
+"""End to end: the `assumptions` target through the real snakemake on a tiny config."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fixtures_assumptions import hf_cache
+from memcap import results
+
+BPE = Path(__file__).resolve().parents[1] / "data" / "gpt2-bpe"
+
+
+def tiny_assumptions(params: dict, cache: str) -> None:
+    q = params["assumptions"]["quick"]
+    q.update(trials=40, batch_size=8, budget_mb=64)
+    q["fig1"]["step"] = 4
+    q["vision"]["photos"]["source"]["count"] = 6
+    q["vision"]["photos"]["geometry"].update(patch_size=32, hidden=64, heads=4, mlp=128)   # n = 50, d = 64
+    q["vision"]["photos"]["trained"]["cache_dir"] = cache                 # the fake cache: a real checkpoint row
+    q["vision"]["digits"]["source"]["count"] = 80
+    q["vision"]["digits"]["train"]["epochs"] = 2
+    g, b = q["text"]["gpt2"], q["text"]["bert"]
+    g.update(count=12, context_size=32, bpe_dir=str(BPE))
+    g["models"][0]["config"] = {"hidden": 64, "heads": 4, "positions": 64}
+    b.update(count=12, context_size=32)
+    b["models"] = b["models"][:2] + [{"name": "BERT-large trained", "weights": "hf_cache",
+                                      "repo_id": "bert-large-uncased-absent", "cache_dir": cache}]
+
+
+@pytest.mark.e2e
+def test_assumptions_target_end_to_end(project, tmp_path):
+    if not (BPE / "gpt2.tiktoken").exists():
+        pytest.skip("data/gpt2-bpe not fetched (tools/fetch-gpt2-bpe.sh)")
+    cache = str(hf_cache(tmp_path / "hub"))
+    project.edit_params(lambda p: tiny_assumptions(p, cache))
+    project.snakemake("assumptions")
+    root = project.root
+    checks = results.read_parquet(root / "results/assumptions/checks.parquet")
+    assert set(checks["track"]) == {"photos", "digits", "gpt2", "bert"}
+    assert results.read_provenance(root / "results/assumptions/checks.parquet")["params"]["trials"] == 40
+
+    by = checks.set_index(["track", "model", "layer", "check"])
+    # the cached ViT is a real checkpoint row; absent weights are SKIPPED with the reason, never substituted
+    assert by.loc[("photos", "Trained ViT", "first block", "asm2"), "weights"].startswith("real checkpoint")
+    skipped = checks[checks["status"] == "SKIPPED"]
+    assert set(skipped["model"]) == {"GPT-2 trained", "BERT-large trained"}
+    assert skipped["reason"].str.contains("no offline weights").all()
+    # the digits ViT is trained by the pipeline, and its accuracy is on the row
+    assert by.loc[("digits", "Trained ViT", "first block", "gp"), "weights"].startswith("trained by pipeline")
+    # the [CLS] embedding is the same vector for every example: Kruskal rank 1, Asm 1 fails (paper's ✗)
+    emb = by.loc[("digits", "Embedding Layer", "embedding layer", "asm1")]
+    assert emb["kruskal_rank_est"] == 1 and not emb["holds"]
+    # BERT L0 [CLS] is constant too
+    assert by.loc[("bert", "BERT trained (MiniLM stand-in)", "L0", "gp"), "kruskal_rank_est"] == 1
+    # photos: T = 6 < n = 50, so Asm 1 cannot be tested and says so
+    assert by.loc[("photos", "Random ViT", "first block", "asm1"), "status"] == "n/a"
+
+    t1 = (root / "results/assumptions/table1.md").read_text()
+    t3 = (root / "results/assumptions/table3.md").read_text()
+    assert "code-path check" in t1 and "| SKIPPED" not in t1 and "trained by pipeline" in t1
+    assert "stand-in" in t3 and "| SKIPPED |" in t3 and "gensim enwiki" in t3
+    assert "\\checkmark" in (root / "results/assumptions/table3.tex").read_text()
+    curves = pd.read_parquet(root / "results/assumptions/curves/digits.parquet")
+    assert {17, 64} <= set(curves["k"]) and curves["fraction"].is_monotonic_decreasing
+    for ext in ("png", "pdf"):
+        assert (root / f"figures/mlt_fig1.{ext}").stat().st_size > 1000
+
+
+def test_minilm_context_size_is_checked(project):
+    project.edit_params(lambda p: p["assumptions"]["quick"]["text"]["bert"].update(context_size=512))
+    r = project.run(sys.executable, "-m", "memcap", "check-params", check=False)
+    assert r.returncode == 2 and "context_size <= 383" in r.stderr
