@@ -1,0 +1,88 @@
+"""rank(Z) upper bounds (MLT Props 2, 5), trained-model features, Fig 3 summary, params checks."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from memcap import config
+from memcap.models.mlt_attention import MLTAttention
+from memcap.theory import features as F
+from memcap.theory import rank_bounds as RB
+from memcap.theory import saturation
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("scale", [0.1, 1.0, 30.0])
+def test_prop2_shared_context_rank_never_exceeds_bound(seed, scale):
+    rng = np.random.default_rng(seed)
+    d, n, T = 12, 5, 120
+    ctx, q = rng.uniform(size=(n, d)), rng.uniform(size=(T, d))
+    for H in (1, 2, 4):
+        assert RB.random_weight_rank(ctx, q, H, scale, rng) <= RB.prop2_bound(H, n)
+    # and the bound is reached by generic weights (it is tight), far below min(T, H·d)
+    assert RB.random_weight_rank(ctx, q, 4, 1.0, rng) == RB.prop2_bound(4, n) < 4 * d
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_prop5_constant_token_sum_caps_rank_below_hd(seed):
+    rng = np.random.default_rng(seed)
+    d, n, T = 8, 12, 200
+    ctx = RB.constant_sum_tokens((T, n, d), 2.0, rng)
+    q = RB.constant_sum_tokens((T, d), 2.0, rng)
+    np.testing.assert_allclose(ctx.sum(-1), 2.0)
+    for H in (1, 2, 3):
+        assert RB.random_weight_rank(ctx, q, H, 1.0, rng) == RB.prop5_bound(H, d)
+    # without the constant sum the same data reach H·d: the bound is about the data, not the weights
+    free = rng.uniform(size=(T, n, d))
+    assert RB.random_weight_rank(free, q, 3, 1.0, rng) == 3 * d
+
+
+def test_trained_model_features_match_its_forward_and_respect_prop2():
+    torch.manual_seed(0)
+    model = MLTAttention([0, 1], input_dim=10, heads=3, context_size=4, out_dim=1).double()
+    q, c = torch.rand(2, 60, 10, dtype=torch.float64), torch.rand(2, 4, 10, dtype=torch.float64)
+    z = RB.model_features(model, q, c)                                   # (M, T, H, d)
+    # eq (8): the model's output is linear in Z: ŷ = Σ_h (w_o[h]·dec_w) (z_h·w_v[h]) + dec_b
+    with torch.no_grad():
+        coef = torch.einsum("mhd,mdo->mh", model.w_o, model.dec_w)      # (M, H)
+        y_from_z = np.einsum("mthd,mhd,mh->mt", z, model.w_v.numpy(), coef.numpy()) + model.dec_b[:, :1].numpy()
+        np.testing.assert_allclose(y_from_z, model(q, c)[..., 0].numpy(), atol=1e-12)
+    assert all(F.numerical_rank(zm) == RB.prop2_bound(3, 4) for zm in z)
+
+
+def test_saturation_summary_counts():
+    att = pd.DataFrame({
+        "sweep": "s", "heads": 2, "dataset_size": 3, "seed": 0,
+        "example": [0, 0, 1, 1, 2, 2], "head": [0, 1, 0, 1, 0, 1],
+        "max_attention": [0.995, 0.999, 0.5, 0.999, 0.2, 0.3],
+    })
+    s = saturation.summary(att, 0.99).iloc[0]
+    assert s["frac_examples_any_unsaturated"] == pytest.approx(2 / 3)
+    assert s["frac_examples_no_saturated_head"] == pytest.approx(1 / 3)
+    assert s["mean_saturated_heads"] == pytest.approx(1.0)
+    assert s["frac_pairs_saturated"] == pytest.approx(0.5)
+
+
+def _params():
+    return yaml.safe_load(open(config.REPO_ROOT / "params.yaml"))
+
+
+def test_params_reject_gd_context_not_below_width():
+    p = copy.deepcopy(_params())
+    config.validate(p)
+    p["theory"]["quick"]["gradient_descent"]["context_size"] = 16
+    with pytest.raises(config.ParamsError, match=r"theory.quick.gradient_descent.context_size: 16 >= input_dim 16"):
+        config.validate(p)
+
+
+def test_params_reject_unknown_c_rule():
+    p = copy.deepcopy(_params())
+    p["theory"]["paper"]["construct"]["c_rule"] = "infinite"
+    with pytest.raises(config.ParamsError, match=r"theory.paper.construct.c_rule: got 'infinite'"):
+        config.validate(p)
