@@ -145,6 +145,35 @@ def _rank_ok(z: np.ndarray, rows: int, heads: int, rtol: float) -> bool:
     return F.numerical_rank(z[:rows, :heads], rtol) == rows
 
 
+class _RankCheck:
+    """Is Z[:rows, heads 1..h] of full row rank, as head h's block B changes (Dirichlet redraws, c doubling)?
+
+    rank [A B] = rank A + rank(P⊥ B), P⊥ the projector onto col(A)^⊥: one SVD of the fixed previous
+    heads A per head, then each candidate B costs a small (rows − rank A) × d SVD. A candidate that
+    passes is confirmed by the full SVD, so the answer is the same as checking Z directly.
+    """
+
+    def __init__(self, z: np.ndarray, rows: int, h: int, rtol: float):
+        self.z, self.rows, self.h, self.rtol = z, rows, h, rtol
+        if h == 0:
+            self.perp, self.scale = np.eye(rows), 0.0
+        else:
+            u, s, _ = np.linalg.svd(z[:rows, :h].reshape(rows, -1), full_matrices=True)
+            rank = int((s > rtol * s[0]).sum()) if s.size and s[0] > 0 else 0
+            self.perp, self.scale = u[:, rank:], float(s[0]) if s.size else 0.0
+
+    def __call__(self) -> bool:
+        b = self.z[:self.rows, self.h]                                   # (rows, d) head h's block
+        m = self.perp.T @ b                                              # (rows − rank A, d)
+        if m.shape[0] > m.shape[1]:
+            return False
+        if m.shape[0]:
+            s = np.linalg.svd(m, compute_uv=False)
+            if s[-1] <= self.rtol * max(self.scale, np.linalg.norm(b, 2)):
+                return False
+        return _rank_ok(self.z, self.rows, self.h + 1, self.rtol)
+
+
 def _factor(w: np.ndarray, head_dim: int) -> tuple[np.ndarray, np.ndarray]:
     """W = W_K W_Qᵀ with head_dim columns each (SVD split of Σ; zero columns when rank < d_h)."""
     u, s, vt = np.linalg.svd(w)
@@ -204,13 +233,14 @@ def construct(contexts: np.ndarray, queries: np.ndarray, labels: np.ndarray, hea
             limit = ctx_old[star] if contexts.ndim == 2 else ctx_old[np.arange(len(old)), star]  # B_∞ (O, d)
 
         # Targets α for the new examples: Dirichlet draws until the limit matrix has full row rank.
+        full_rank = _RankCheck(z, rows, h, rtol)
         for _ in range(max_tries):
             draws += 1
             alpha = rng.dirichlet(np.ones(n), size=len(new))             # (S, n)
             z[new, h] = F.head_features(ctx_new, alpha[:, None])[:, 0]
             if h > 0:
                 z[old, h] = limit                                        # Z_∞ restricted to O ∪ S
-            if _rank_ok(z, rows, h + 1, rtol):
+            if full_rank():
                 break
         else:
             raise ConstructionError(f"head {h + 1}: no Dirichlet target among {max_tries} draws gave "
@@ -233,12 +263,12 @@ def construct(contexts: np.ndarray, queries: np.ndarray, labels: np.ndarray, hea
             own = 2 * np.abs(F.logits(_rows(contexts, old), q_old, w_new[None])[:, 0]).max(1)
             c = float(max(1.0, ((need + own) / gap).max()))
             z[old, h] = features_at(c)
-            if not _rank_ok(z, rows, h + 1, rtol):
+            if not full_rank():
                 raise ConstructionError(f"head {h + 1}: certified c={c:.3g} but rank check failed in float64")
         else:
             c = 1.0
             z[old, h] = features_at(c)
-            while not _rank_ok(z, rows, h + 1, rtol):
+            while not full_rank():
                 c *= 2
                 if c > C_MAX:
                     raise ConstructionError(f"head {h + 1}: rank of Z[O ∪ S] stays below {rows} up to c={C_MAX:.0e}")
