@@ -18,6 +18,7 @@ include: "workflow/rules/mlt_synthetic.smk"
 include: "workflow/rules/theory.smk"
 include: "workflow/rules/dpc.smk"
 include: "workflow/rules/assumptions.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -27,3 +28,4 @@ rule all:
         rules.theory.input,
         rules.dpc.input,
         rules.assumptions.input,
+        rules.report.input,  # last: the report reads every family's results
