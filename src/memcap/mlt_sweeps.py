@@ -45,6 +45,12 @@ def sweep_settings(params: dict, sweep: str) -> dict:
     return s
 
 
+def point_settings(params: dict, sweep: str) -> dict:
+    """What a grid point's numbers depend on (its rule's params): the sweep settings without the grid
+    lists, so adding or changing one value or T reruns only that point, not the whole sweep."""
+    return {k: v for k, v in sweep_settings(params, sweep).items() if k not in ("values", "dataset_sizes")}
+
+
 def grid_points(params: dict) -> list[tuple[str, int, int]]:
     """Every (sweep, value, T) of the active preset."""
     p = config.preset(params, FAMILY)

@@ -42,7 +42,7 @@ rule mlt_train:
     wildcard_constraints:
         sweep=f"(?!(?:{never_match(MLT_ANALYSIS)})/)[a-z0-9_]+",
     params:
-        settings=lambda w: mlt_sweeps.sweep_settings(config, w.sweep),  # reruns when they change
+        settings=lambda w: mlt_sweeps.point_settings(config, w.sweep),  # reruns when they change
     threads: res("train")["threads"]
     resources:
         mem_mb=res("train")["mem_mb"],
@@ -64,7 +64,7 @@ rule mlt_train_with_attention:
     wildcard_constraints:
         sweep=never_match(MLT_ANALYSIS),
     params:
-        settings=lambda w: mlt_sweeps.sweep_settings(config, w.sweep),
+        settings=lambda w: mlt_sweeps.point_settings(config, w.sweep),
     threads: res("train")["threads"]
     resources:
         mem_mb=res("train")["mem_mb"],
