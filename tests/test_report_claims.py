@@ -106,3 +106,23 @@ def test_bounds():
     assert capacity.mlt_bound(heads=3, context_size=8, head_dim=2) == 3 * 1 + 1
     assert capacity.dpc_bound(heads=3, head_dim=2, input_dim=8) == 14
     assert math.isclose(bits.REFERENCES[next(iter(bits.REFERENCES))], 3.6)
+
+
+def test_every_seed_must_pass(monkeypatch):
+    """One seed below the threshold fails the step, however good the others are."""
+    from memcap import config
+
+    params = config.load("params.yaml", {"scale": "quick"})
+    calls = []
+
+    def fake_grid_point(p, sweep, heads, T, progress=False):
+        s = config.preset(p, "mlt_synthetic")
+        assert s["defaults"]["heads"] == heads and s["sweeps"][sweep]["context"] == "shared"
+        calls.append(T)
+        acc = [1.0, 1.0 if T <= 20 else 0.5]                       # the second seed fails above T = 20
+        return pd.DataFrame({"mem_acc": acc, "dataset_size": T, "wall_time_s": 0.0, "param_count": 99}), None, None
+
+    monkeypatch.setattr(capacity.mlt_sweeps, "run_grid_point", fake_grid_point)
+    row = capacity.search_architecture(params, heads=2, head_dim=4).iloc[0]
+    assert row.capacity_low <= 20 < row.capacity_high and row.evaluations == len(calls)
+    assert row.mlt_bound == capacity.mlt_bound(2, row.context_size, 4) and row.param_count == 99
