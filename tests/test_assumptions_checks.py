@@ -87,3 +87,14 @@ def test_sampler_is_deterministic_per_seed():
     a, b = KruskalSampler.draw(V, 50, 5), KruskalSampler.draw(V, 50, 5)
     assert torch.equal(a.perms, b.perms)
     assert not torch.equal(a.perms, KruskalSampler.draw(V, 50, 6).perms)
+
+
+def test_fractions_inferred_from_monotonicity_match_direct_computation():
+    g = torch.Generator().manual_seed(5)
+    V = torch.randn(100, 20, generator=g)
+    V[:50] = V[torch.randint(0, 50, (50,), generator=g)]
+    cached = KruskalSampler.draw(V, 150, 1)
+    cached.estimate_kruskal_rank(0.9)                       # fills the cache at a few k
+    for k in (1, 3, 8, 15, 20):
+        direct = KruskalSampler.draw(V, 150, 1)
+        assert cached.fraction(k) == (int(direct.full_rank(k).sum()) / 150, int(direct.full_rank(k).sum()))

@@ -113,7 +113,13 @@ class KruskalSampler:
     def fraction(self, k: int) -> tuple[float, int]:
         """(fraction of full-rank k-subsets, their count)."""
         if k not in self._hits:
-            self._hits[k] = int(self.full_rank(k).sum())
+            # Monotone in k (module doc): a known 0 at some k' <= k, or a known `trials` at k' >= k, decides k.
+            if any(h == 0 for kk, h in self._hits.items() if kk <= k):
+                self._hits[k] = 0
+            elif any(h == self.trials for kk, h in self._hits.items() if kk >= k):
+                self._hits[k] = self.trials
+            else:
+                self._hits[k] = int(self.full_rank(k).sum())
         return self._hits[k] / self.trials, self._hits[k]
 
     def estimate_kruskal_rank(self, threshold: float = 0.99) -> tuple[int, int]:

@@ -101,5 +101,7 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def curve_grid(max_k: int, step: int, marks: list[int]) -> list[int]:
-    """Fig 1's candidate k: 1, 1+step, ... plus the marked values (n and d)."""
+    """Fig 1's candidate k: 1, 1+step, ... plus the marked values (n and d). The step shrinks so that a
+    small geometry (digits: max_k = 64) still gets ~40 points."""
+    step = max(1, min(step, max_k // 40))
     return sorted(set(np.arange(1, max_k + 1, step).tolist()) | {m for m in marks if m <= max_k})
