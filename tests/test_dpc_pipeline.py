@@ -26,7 +26,7 @@ def tiny_dpc(params: dict) -> None:
 def test_dpc_target_runs_end_to_end(project):
     project.edit_params(tiny_dpc)
     # validate against the copy's own schemas (the editable install would read the live tree's)
-    project.snakemake("dpc", env={"MEMCAP_SCHEMA_DIR": str(project.root / "workflow/schemas")})
+    project.snakemake("dpc")
     root = project.root
     runs = read_parquet(root / "results/dpc/runs.parquet")
     q = project.params()["dpc"]["quick"]

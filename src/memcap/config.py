@@ -17,8 +17,16 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_DIR = Path(os.environ.get("MEMCAP_SCHEMA_DIR", REPO_ROOT / "workflow" / "schemas"))
 MAIN_SCHEMA = "params.schema.yaml"
+
+
+def schema_dir() -> Path:
+    """$MEMCAP_SCHEMA_DIR, else the project we run in (cwd: Snakemake and the rules run from the
+    project root), else the checkout this package was installed from."""
+    if os.environ.get("MEMCAP_SCHEMA_DIR"):
+        return Path(os.environ["MEMCAP_SCHEMA_DIR"])
+    here = Path.cwd() / "workflow" / "schemas"
+    return here if (here / MAIN_SCHEMA).exists() else REPO_ROOT / "workflow" / "schemas"
 
 
 class ParamsError(ValueError):
@@ -26,12 +34,12 @@ class ParamsError(ValueError):
 
 
 def _load_registry() -> tuple[dict, Registry]:
-    resources = {}
-    for path in sorted(SCHEMA_DIR.glob("*.schema.yaml")):
+    resources, folder = {}, schema_dir()
+    for path in sorted(folder.glob("*.schema.yaml")):
         contents = yaml.safe_load(path.read_text())
         resources[path.name] = DRAFT202012.create_resource(contents)
     if MAIN_SCHEMA not in resources:
-        raise FileNotFoundError(f"no {MAIN_SCHEMA} in {SCHEMA_DIR}")
+        raise FileNotFoundError(f"no {MAIN_SCHEMA} in {folder}")
     return resources[MAIN_SCHEMA].contents, Registry().with_resources(resources.items())
 
 
