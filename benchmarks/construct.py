@@ -1,6 +1,9 @@
 """Benchmark: CONSTRUCT (MLT Theorem 1) at the paper's width, and how its time scales with T.
 
-    OMP_NUM_THREADS=2 python benchmarks/construct.py            # target: d=64, n=32, H=8 shared in <= 5 s
+    OMP_NUM_THREADS=2 python benchmarks/construct.py --threads 2   # target: d=64, n=32, H=8 shared in <= 5 s
+
+numpy's BLAS takes its thread count from OMP_NUM_THREADS (set it to match --threads); on a machine
+shared with other jobs, 1 thread avoids OpenMP oversubscription, which can cost 10x or more.
 
 Times CONSTRUCT plus the verification through MLTAttention's forward pass (float64, CPU), on the
 spine's data (memcap.tasks.mlt_data, regression labels), for H = 1, 2, 4, 8, 16, 32 with d_h = d so
@@ -10,6 +13,7 @@ T = H(n−1)+1 grows linearly in H. Prints one line per case and the fitted expo
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -41,7 +45,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, numpy {np.__version__}, threads {args.threads}")
+    print(f"torch {torch.__version__}, numpy {np.__version__}, torch threads {args.threads}, "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, load {os.getloadavg()[0]:.1f}")
     for context in ("shared", "random"):
         rows = []
         for H in args.heads:
