@@ -1,0 +1,72 @@
+"""End to end: `snakemake report` on a tiny config builds every family, the scorecard, bits, capacity
+and the HTML page, which renders every figure in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from fixtures_assumptions import hf_cache
+from memcap import results
+from memcap.report import claims
+from test_assumptions_pipeline import BPE, tiny_assumptions
+from test_dpc_pipeline import tiny_dpc
+from test_report_html import rendered
+from test_theory_pipeline import _tiny as tiny_theory
+
+pytestmark = pytest.mark.e2e
+
+
+def tiny_report(p: dict, cache: str) -> None:
+    q = p["mlt_synthetic"]["quick"]
+    head = {**q["sweeps"]["scale_head_shared"], "values": [1, 2], "dataset_sizes": [48], "min_steps": 40}
+    tiny_theory(p)                                   # MLT saturation sweeps + the theory family, tiny
+    q["sweeps"]["scale_head_shared"] = head          # plus one classification sweep for Fig 2a and bits
+    tiny_dpc(p)
+    dpc = p["dpc"]["quick"]["experiments"]                       # the report needs a DPC table, not all of it
+    p["dpc"]["quick"]["experiments"] = {k: dpc[k] for k in ("exp1", "exp6")}
+    tiny_assumptions(p, cache)
+    c = p["report"]["quick"]["capacity"]
+    c.update(heads=1, head_dim=2, heads_grid=[1, 2], head_dim_grid=[2], start=8, max_evals=3,
+             training={"lr": 1.0e-2, "batch_size": 64, "epochs": 1, "min_steps": 40, "eval_every": 20,
+                       "early_stop": True})
+
+
+def test_report_target_end_to_end(project, tmp_path):
+    if not (BPE / "gpt2.tiktoken").exists():
+        pytest.skip("SKIPPED: data/gpt2-bpe not fetched (tools/fetch-gpt2-bpe.sh); the assumptions family needs it")
+    cache = str(hf_cache(tmp_path / "hub"))
+    project.edit_params(lambda p: tiny_report(p, cache))
+    env = {"PYTHONPATH": str(project.root / "src"), "OMP_NUM_THREADS": "1"}   # this copy's code and schemas
+    project.snakemake("report", env=env)
+    rep = project.root / "results" / "report"
+
+    card = results.read_parquet(rep / "scorecard.parquet")
+    assert list(card.claim_id) == [c.claim_id for c in claims.CLAIMS] and set(card.scale) == {"quick"}
+    allowed = {claims.REPRODUCED, claims.NOT_REPRODUCED, claims.NOT_RUN}
+    assert all(v in allowed or v.startswith("skipped: ") for v in card.verdict)
+    ran = card.set_index("claim_id").verdict
+    # inputs present at this scale: these claims are decided, not "not run"
+    for cid in ("theory_construction_exact", "theory_rank_bounds", "mlt_thm1_trained_above_bound",
+                "capacity_above_mlt_bound", "dpc_theory_kl_bounds"):
+        assert ran[cid] in (claims.REPRODUCED, claims.NOT_REPRODUCED), (cid, ran[cid])
+    assert ran["mlt_fig2b_grows_with_n"] == claims.NOT_RUN          # its sweep is not in the tiny preset
+    assert results.read_provenance(rep / "scorecard.parquet")["params"]["scale"] == "quick"
+    assert "QUICK STAND-IN" in (rep / "scorecard.md").read_text()
+
+    bits = results.read_parquet(rep / "bits.parquet")
+    assert set(bits.family) == {"mlt_synthetic", "dpc"} and np.isfinite(bits.bits_per_param).all()
+    assert (bits.bits_per_param >= 0).all()
+
+    cap = results.read_parquet(rep / "capacity.parquet")
+    assert sorted(zip(cap.heads, cap.head_dim)) == [(1, 2), (2, 2)]
+    assert (cap.capacity_low >= 0).all() and (cap.evaluations <= 3).all()
+    assert ((cap.capacity_high.isna()) | (cap.capacity_high > cap.capacity_low)).all()
+
+    page = rep / "index.html"
+    pngs = sorted((project.root / "figures").glob("*.png"))
+    assert len(re.findall(r'<img class="figure"', page.read_text())) == len(pngs) > 10
+    assert rendered(page, tmp_path) == (len(pngs), len(pngs))
+    assert "Nothing to be done" in project.snakemake("-n", "all", env=env).stdout
