@@ -1,0 +1,137 @@
+"""The pipeline on a live single-node SLURM (tools/slurm-up.sh): `snakemake --profile slurm` across two
+families, every job through sbatch with its rule's resources, the same numbers as a local run, a failing
+job's log shown, and `SNAKEMAKE_PROFILE=profiles/slurm dvc repro`. Skipped where no SLURM answers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pandas as pd
+import pytest
+
+import infra_helpers as ih
+from conftest import BIN
+
+pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
+
+# Two families, three job waves: train (mlt_train, mlt_train_with_attention, theory_gd,
+# theory_construct), then mlt_aggregate, then mlt_figures.
+TARGETS = ("mlt_synthetic", "results/theory/gd.parquet", "results/theory/construct.parquet")
+RULES = {"mlt_train", "mlt_train_with_attention", "mlt_aggregate", "mlt_figures", "theory_gd",
+         "theory_construct"}
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")   # pytest then runs the fixtures' finalizers
+
+
+@pytest.fixture
+def slurm(tmp_path):
+    """A SLURM to submit to; every job started from tmp_path is cancelled afterwards, also when the run
+    times out or pytest gets SIGTERM (a killed snakemake leaves its SLURM jobs running)."""
+    ih.require_slurm()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        ih.cancel_jobs_under(tmp_path)
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.fixture
+def background():
+    """Popen for commands that run alongside the test's own; any still running at the end is killed."""
+    procs = []
+
+    def start(args, cwd, env):
+        procs.append(subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+        return procs[-1]
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def _rule_of(job: dict) -> str:
+    comment = job["Comment"].removeprefix("rule_")
+    return comment.split("_wildcards_")[0]
+
+
+def test_snakemake_profile_slurm_two_families(project, slurm, background, tmp_path):
+    project.edit_params(ih.tiny_two_families)
+    (project.root / "slurm").symlink_to("profiles/slurm")      # `--profile slurm` from the root
+    ih.git_commit_all(project)                                  # DVC needs git (for `dvc repro` below)
+    env = ih.code_env(project.root)
+    local = tmp_path / "local"
+    ih.copy_tree(project.root, local)
+    local_env = ih.code_env(local)
+
+    # The reference: the same targets on local cores, meanwhile (SLURM jobs mostly wait on polling).
+    local_run = background(
+        [str(BIN / "snakemake"), "--cores", "2", "--nocolor", "--quiet", "progress", "--", *TARGETS],
+        cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
+    # --set-threads: one job asks for 2 CPUs, so threads -> --cpus-per-task is checked with a value != 1.
+    run = project.run(str(BIN / "snakemake"), "--profile", "slurm", "--nocolor", "--set-threads",
+                      "mlt_aggregate=2", "--", *TARGETS, env=env, timeout=600, check=False)
+    out, _ = local_run.communicate(timeout=600)
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-6000:]
+    assert local_run.returncode == 0, out[-4000:]
+
+    # Every job went through sbatch, with the resources its rule declares (scontrol keeps finished
+    # jobs for MinJobAge; sacct needs slurmdbd, which the test cluster does not run).
+    jobids = ih.submitted_jobs(log)
+    jobs = {jid: ih.show_job(jid) for jid in jobids}
+    assert sorted(_rule_of(j) for j in jobs.values()) == sorted(RULES), log[-3000:]
+    for jid, job in jobs.items():
+        rule = _rule_of(job)
+        res = ih.TRAIN_RES if rule in ih.TRAIN_RULES else ih.LIGHT_RES
+        threads = 2 if rule == "mlt_aggregate" else res["threads"]
+        assert job["JobState"] == "COMPLETED", (jid, job)
+        assert job["WorkDir"] == str(project.root)
+        assert job["CPUs/Task"] == str(threads), (rule, job["CPUs/Task"])
+        assert job["MinMemoryNode"] == f"{res['mem_mb']}M", (rule, job["MinMemoryNode"])
+        assert ih.minutes(job["TimeLimit"]) == res["runtime"], (rule, job["TimeLimit"])
+        if res["gpu"]:
+            # Requested and allocated one of the node's two fake GPUs.
+            assert job["TresPerJob"] == f"gres:gpu:{res['gpu']}" and job["JOB_GRES"] == f"gpu:{res['gpu']}", job
+        else:
+            assert "gpu" not in job.get("TresPerJob", "") and job["JOB_GRES"] == "(null)", (rule, job)
+        assert (project.root / job["StdOut"]).exists()      # the plugin's per-job log, kept on success
+
+    # Same numbers as the local run (timing columns aside), file by file.
+    ih.assert_same_results(project.root, local)
+
+    # A failing job: its log is shown, not just its path. device=cuda on a CPU-only node fails in the job.
+    # Runs in the local copy, alongside the `dvc repro` below (one snakemake per working directory).
+    failing = background(
+        [str(BIN / "snakemake"), "--profile", "slurm", "--nocolor", "--retries", "0", "--config",
+         "device=cuda", "--", "results/mlt_synthetic/runs/scale_head_shared/2/T32.parquet"],
+        cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
+
+    # `dvc repro` with the SLURM profile from the environment: one new grid value submits exactly its
+    # training job plus the aggregate and figures jobs; the finished grid point is not redone.
+    project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=[2, 3]))
+    before = (project.root / "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet").stat().st_mtime_ns
+    repro = project.run("dvc", "repro", "mlt_synthetic", env={**env, "SNAKEMAKE_PROFILE": "profiles/slurm"},
+                        timeout=600)
+    rlog = repro.stdout + repro.stderr
+    rules = sorted(_rule_of(ih.show_job(j)) for j in ih.submitted_jobs(rlog))
+    assert rules == ["mlt_aggregate", "mlt_figures", "mlt_train"], rlog[-3000:]
+    assert "scale_head_shared/3/T64" in rlog
+    assert (project.root / "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet").stat().st_mtime_ns == before
+    runs = pd.read_parquet(project.root / "results/mlt_synthetic/runs.parquet")
+    assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [2, 3]
+    assert "scale_head_shared" in (project.root / "dvc.lock").read_text()
+
+    out, _ = failing.communicate(timeout=600)
+    assert failing.returncode != 0
+    assert "Error in rule mlt_train" in out, out[-3000:]
+    # The job's own log (the memcap error), printed by --show-failed-logs; plus the SLURM log's path.
+    assert "device='cuda' was requested but no CUDA device is visible" in out, out[-3000:]
+    assert ".snakemake/slurm_logs/rule_mlt_train/" in out
