@@ -126,3 +126,10 @@ def test_every_seed_must_pass(monkeypatch):
     row = capacity.search_architecture(params, heads=2, head_dim=4).iloc[0]
     assert row.capacity_low <= 20 < row.capacity_high and row.evaluations == len(calls)
     assert row.mlt_bound == capacity.mlt_bound(2, row.context_size, 4) and row.param_count == 99
+
+
+def test_too_few_points_is_skipped_not_failed():
+    one_h = mlt_runs(lambda h: 0.5, sweep="regress_scale_head_shared", xs=(4,))
+    assert verdict(claims.scorecard({"mlt_runs": one_h}, "quick"), "mlt_fig5_regression_H").verdict.startswith("skipped")
+    falling = mlt_runs(lambda h: 0.5, sweep="regress_scale_head_shared", xs=(1, 2, 4, 8))   # mem_loss = 1/H
+    assert verdict(claims.scorecard({"mlt_runs": falling}, "quick"), "mlt_fig5_regression_H").verdict == claims.REPRODUCED
