@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from memcap.assumptions.checks import (KruskalSampler, asm3_vectors, batched_rank, rank_context,
+from memcap.assumptions.checks import (KruskalSampler, asm3_vectors, batched_full_rank, batched_rank, rank_context,
                                        wilson_interval)
 
 
@@ -98,3 +98,17 @@ def test_fractions_inferred_from_monotonicity_match_direct_computation():
     for k in (1, 3, 8, 15, 20):
         direct = KruskalSampler.draw(V, 150, 1)
         assert cached.fraction(k) == (int(direct.full_rank(k).sum()) / 150, int(direct.full_rank(k).sum()))
+
+
+def test_cholesky_full_rank_decision_equals_rank_decision():
+    # random, exactly deficient, and near-tolerance matrices (σ_min around σ_max·d·ε)
+    g = torch.Generator().manual_seed(6)
+    X = torch.randn(60, 10, 32, generator=g)
+    X[:10, 9] = X[:10, 0] + X[:10, 1]                                            # exactly deficient
+    U, _, Vh = torch.linalg.svd(torch.randn(30, 10, 32, generator=g, dtype=torch.float64), full_matrices=False)
+    tol = 32 * torch.finfo(torch.float32).eps
+    sv = torch.ones(30, 10, dtype=torch.float64)
+    sv[:, -1] = tol * torch.logspace(-0.5, 0.5, 30, dtype=torch.float64)        # straddle the tolerance
+    X[30:] = (U * sv[:, None]) @ Vh
+    assert torch.equal(batched_full_rank(X, budget_mb=1), batched_rank(X) == 10)
+    assert torch.equal(batched_full_rank(X), torch.linalg.matrix_rank(X.double(), rtol=tol) == 10)
