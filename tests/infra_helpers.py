@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -107,6 +108,23 @@ def cancel_jobs_under(path: Path) -> None:
            if wd == str(path) or wd.startswith(str(path) + "/")]
     if ids:
         subprocess.run(["scancel", *ids], capture_output=True)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")   # pytest then runs the fixtures' finalizers
+
+
+@pytest.fixture
+def slurm(tmp_path):
+    """A SLURM to submit to; every job started from tmp_path is cancelled afterwards, also when the run
+    times out or pytest gets SIGTERM (a killed snakemake leaves its SLURM jobs running)."""
+    require_slurm()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        cancel_jobs_under(tmp_path)
+        signal.signal(signal.SIGTERM, previous)
 
 
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: ([^)]+)\)")

@@ -16,6 +16,7 @@ import torch
 
 import infra_helpers as ih
 from conftest import BIN
+from infra_helpers import slurm  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.e2e
 POINT = "scale_head_shared/2/T64"
@@ -124,8 +125,7 @@ def test_sigkill_mid_run_then_rerun_resumes_to_identical_results(project):
 
 
 @pytest.mark.slurm
-def test_slurm_sigkill_and_requeue_resume_to_identical_results(project, tmp_path):
-    ih.require_slurm()
+def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
     project.edit_params(_long_single_point)
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(min_steps=4000))
     root = project.root
@@ -157,7 +157,6 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(project, tmp_path
     finally:
         if run.poll() is None:
             run.kill()
-        ih.cancel_jobs_under(tmp_path)
     assert run.returncode == 0, out[-4000:]
     assert ih.show_job(first)["JobState"] in ("FAILED", "CANCELLED"), ih.show_job(first)
     assert int(ih.show_job(second)["Restarts"]) == 1 and ih.show_job(second)["JobState"] == "COMPLETED"

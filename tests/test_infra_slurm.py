@@ -5,7 +5,6 @@ job's log shown, and `SNAKEMAKE_PROFILE=profiles/slurm dvc repro`. Skipped where
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 
 import pandas as pd
@@ -13,6 +12,7 @@ import pytest
 
 import infra_helpers as ih
 from conftest import BIN
+from infra_helpers import slurm  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
 
@@ -21,23 +21,6 @@ pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
 TARGETS = ("mlt_synthetic", "results/theory/gd.parquet", "results/theory/construct.parquet")
 RULES = {"mlt_train", "mlt_train_with_attention", "mlt_aggregate", "mlt_figures", "theory_gd",
          "theory_construct"}
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")   # pytest then runs the fixtures' finalizers
-
-
-@pytest.fixture
-def slurm(tmp_path):
-    """A SLURM to submit to; every job started from tmp_path is cancelled afterwards, also when the run
-    times out or pytest gets SIGTERM (a killed snakemake leaves its SLURM jobs running)."""
-    ih.require_slurm()
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        yield
-    finally:
-        ih.cancel_jobs_under(tmp_path)
-        signal.signal(signal.SIGTERM, previous)
 
 
 @pytest.fixture
@@ -62,7 +45,7 @@ def _rule_of(job: dict) -> str:
     return comment.split("_wildcards_")[0]
 
 
-def test_snakemake_profile_slurm_two_families(project, slurm, background, tmp_path):
+def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_path):
     project.edit_params(ih.tiny_two_families)
     (project.root / "slurm").symlink_to("profiles/slurm")      # `--profile slurm` from the root
     ih.git_commit_all(project)                                  # DVC needs git (for `dvc repro` below)
