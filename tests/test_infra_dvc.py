@@ -1,0 +1,108 @@
+"""DVC remote round trip beyond tests/test_mlt_pipeline.py: two stages (mlt_synthetic, theory) pushed
+with their run-cache, a fresh `git clone` + `tools/dvc-pull.sh`, then figures rebuilt from pulled
+Parquet without training, one changed grid value rerunning only its job, and `dvc repro --pull`
+restoring earlier params' results from the run-cache.
+
+Which stage has a run-cache: DVC keeps no run-cache for a stage with a `persist: true` out, so
+`mlt_synthetic` (its per-run folders persist so finished grid points survive params changes) has none;
+`theory` (only ordinary outs) has one. Going back to earlier params therefore restores `theory` from the
+run-cache without running anything, while `mlt_synthetic` runs its stage again, and Snakemake rebuilds
+only the aggregate table and figures from the per-run Parquet still in the persisted folder."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import infra_helpers as ih
+from conftest import Project
+
+pytestmark = pytest.mark.e2e
+STAGES = ("mlt_synthetic", "theory")
+RUNS = "results/mlt_synthetic/runs/scale_head_shared"
+
+
+def _grid(values):
+    return lambda p: p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=values)
+
+
+def _construct_heads(heads):
+    return lambda p: p["theory"]["quick"]["construct"].update(heads=heads)
+
+
+def _log(root, value) -> str:
+    return (root / f"logs/mlt_synthetic/scale_head_shared/{value}/T64.log").read_text()
+
+
+def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
+    project.edit_params(lambda p: (ih.tiny_two_families(p, resources=False), _grid([1, 2])(p)))
+    env = ih.code_env(project.root)
+    remote = tmp_path / "remote"
+    ih.git_commit_all(project)
+    project.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
+
+    # Params A, then theory params B: both runs of `theory` land in the run-cache. A run-cache entry
+    # restores only if its outputs were pushed too (an entry whose objects are missing reruns).
+    project.run("dvc", "repro", "theory", env=env)          # also reproduces mlt_synthetic (upstream)
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "results A")
+    project.run("dvc", "push", "--run-cache", *STAGES)      # each result pushed when committed, as users do
+    project.edit_params(_construct_heads([1, 3]))
+    repro_b = project.run("dvc", "repro", "theory", env=env).stdout
+    assert "Stage 'mlt_synthetic' didn't change, skipping" in repro_b, repro_b
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "results B")
+    project.run("dvc", "push", "--run-cache", *STAGES)
+
+    # Fresh clone + the project's one pull command: nothing reruns, for DVC and for Snakemake.
+    clone = tmp_path / "clone"
+    project.run("git", "clone", "-q", str(project.root), str(clone))
+    fresh = Project(clone)
+    env = ih.code_env(clone)
+    fresh.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
+    pulled = fresh.run("bash", "tools/dvc-pull.sh", *STAGES, env=env).stdout
+    assert "Nothing to be done" in pulled, pulled
+    assert "Nothing to be done" in fresh.snakemake("-n", *STAGES, env=env).stdout
+    assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
+    ih.assert_same_results(project.root, clone)
+    trained_logs = list(clone.glob("logs/mlt_synthetic/**/T*.log"))
+    assert trained_logs and all(f.stat().st_size == 0 for f in trained_logs)   # touched, never trained
+
+    # Figures rebuild from the pulled Parquet alone: only the figures job runs.
+    for f in clone.glob("figures/mlt_fig2*"):
+        f.unlink()
+    rebuilt = fresh.snakemake(*STAGES, env=env)
+    log = rebuilt.stdout + rebuilt.stderr
+    assert "rule mlt_figures:" in log and "rule mlt_train" not in log and "rule theory_" not in log, log
+    assert (clone / "figures/mlt_fig2a.png").stat().st_size > 1000
+    assert all(f.stat().st_size == 0 for f in trained_logs)
+
+    # One grid value changed (2 -> 3): its job trains, the untouched value 1 is not redone.
+    value1 = (clone / f"{RUNS}/1/T64.parquet").stat().st_mtime_ns
+    fresh.edit_params(_grid([1, 3]))
+    dry = fresh.snakemake("-n", "mlt_synthetic", env=env).stdout
+    assert dry.count("rule mlt_train:") == 1 and f"{RUNS}/3/T64.parquet" in dry, dry
+    fresh.run("dvc", "repro", "mlt_synthetic", env=env)
+    assert (clone / f"{RUNS}/1/T64.parquet").stat().st_mtime_ns == value1 and _log(clone, 1) == ""
+    assert "resumed" not in _log(clone, 3) and (clone / f"{RUNS}/3/T64.parquet").exists()
+    runs = pd.read_parquet(clone / "results/mlt_synthetic/runs.parquet")
+    assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 3]
+    assert list(clone.glob("logs/mlt_synthetic/head_saturation_h2/**/*.log"))[0].stat().st_size == 0
+
+    # Back to the theory params of the first commit: restored from the run-cache, nothing runs.
+    fresh.edit_params(_construct_heads([1, 2]))
+    back = fresh.run("dvc", "repro", "--pull", "theory", env=env).stdout
+    assert "Stage 'theory' is cached - skipping run, checking out outputs" in back, back
+    construct = pd.read_parquet(clone / "results/theory/construct.parquet")
+    assert set(construct["heads"]) == {1, 2}
+    assert (clone / "logs/theory/construct.log").stat().st_size == 0       # the job never ran here
+
+    # mlt_synthetic back to grid A: a persist stage has no run-cache, so the stage runs; Snakemake finds
+    # the value-2 run still in the persisted folder and only re-aggregates (no training).
+    fresh.edit_params(_grid([1, 2]))
+    again = fresh.run("dvc", "repro", "--pull", "mlt_synthetic", env=env).stdout
+    assert "is cached - skipping run" not in again and "Running stage 'mlt_synthetic'" in again, again
+    assert _log(clone, 2) == "" and _log(clone, 1) == ""
+    runs = pd.read_parquet(clone / "results/mlt_synthetic/runs.parquet")
+    assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 2]
+    assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
