@@ -25,7 +25,8 @@ def repo_files() -> list[str]:
     out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
                          capture_output=True, text=True, check=True).stdout
     generated = ("results/", "figures/", "logs/", "checkpoints/", "data/", ".dvc/cache/", ".dvc/tmp/")
-    return [f for f in out.splitlines() if (REPO / f).is_file() and not f.startswith(generated)]
+    return [f for f in out.splitlines()
+            if ((REPO / f).is_file() or (REPO / f).is_symlink()) and not f.startswith(generated)]
 
 
 class Project:
