@@ -133,3 +133,16 @@ def test_too_few_points_is_skipped_not_failed():
     assert verdict(claims.scorecard({"mlt_runs": one_h}, "quick"), "mlt_fig5_regression_H").verdict.startswith("skipped")
     falling = mlt_runs(lambda h: 0.5, sweep="regress_scale_head_shared", xs=(1, 2, 4, 8))   # mem_loss = 1/H
     assert verdict(claims.scorecard({"mlt_runs": falling}, "quick"), "mlt_fig5_regression_H").verdict == claims.REPRODUCED
+
+
+def test_growth_in_n_threshold_is_inclusive_despite_rounding():
+    """One swapped pair of 4 points gives Spearman ρ = 0.8 (0.7999… in floating point): it passes >= 0.8;
+    two swaps (ρ = 0.4) do not."""
+    acc = {2: 0.1, 4: 0.3, 8: 0.2, 12: 0.4}
+    one_swap = mlt_runs(acc.get, sweep="scale_ctx_size_shared", xs=(2, 4, 8, 12), vary="context_size")
+    assert verdict(claims.scorecard({"mlt_runs": one_swap}, "quick"), "mlt_fig2b_grows_with_n").verdict == \
+        claims.REPRODUCED
+    acc = {2: 0.3, 4: 0.1, 8: 0.4, 12: 0.2}
+    two_swaps = mlt_runs(acc.get, sweep="scale_ctx_size_shared", xs=(2, 4, 8, 12), vary="context_size")
+    assert verdict(claims.scorecard({"mlt_runs": two_swaps}, "quick"), "mlt_fig2b_grows_with_n").verdict == \
+        claims.NOT_REPRODUCED

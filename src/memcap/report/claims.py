@@ -110,6 +110,7 @@ def mlt_fig4(t):
 
 
 SPEARMAN_MIN = 0.8
+RANK_EPS = 1e-9   # Spearman ρ of 4 points is a multiple of 0.2 up to rounding: 0.8 must pass >= 0.8
 
 
 @claim("mlt_fig2b_grows_with_n", "MLT", "Fig 2b",
@@ -121,7 +122,7 @@ def mlt_fig2b(t):
     if all(np.isnan(v) for v in rho.values()):
         raise Skip("accuracy constant in n (or < 3 values of n) for every T")
     m = float(np.nanmin(list(rho.values())))
-    return m, m >= SPEARMAN_MIN, "; ".join(f"T={T}: ρ={v:.2f}" for T, v in rho.items())
+    return m, m >= SPEARMAN_MIN - RANK_EPS, "; ".join(f"T={T}: ρ={v:.2f}" for T, v in rho.items())
 
 
 DH_GAIN_MAX = 0.05
@@ -151,7 +152,7 @@ def mlt_fig5(t):
     if all(np.isnan(v) for v in rho.values()):
         raise Skip("MSE constant in H (or < 3 values of H) for every T")
     m = float(np.nanmax(list(rho.values())))
-    return m, m <= -SPEARMAN_MIN, "; ".join(f"T={T}: ρ={v:.2f}" for T, v in rho.items())
+    return m, m <= -SPEARMAN_MIN + RANK_EPS, "; ".join(f"T={T}: ρ={v:.2f}" for T, v in rho.items())
 
 
 LOWER_BOUND_FRACTION = 0.9
