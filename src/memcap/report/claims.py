@@ -113,14 +113,21 @@ SPEARMAN_MIN = 0.8
 RANK_EPS = 1e-9   # Spearman ρ of 4 points is a multiple of 0.2 up to rounding: 0.8 must pass >= 0.8
 
 
+def _rho_per_T(runs, sweep: str, y: str, what: str) -> dict:
+    """Spearman ρ(x, seed mean of y) for each T of a sweep; Skip when no T has a defined ρ."""
+    g = _rows(runs, "mlt_synthetic runs", sweep=sweep)
+    rho = {T: _spearman(*zip(*gt.groupby("x")[y].mean().items())) for T, gt in g.groupby("dataset_size")}
+    if all(np.isnan(v) for v in rho.values()):
+        raise Skip(f"{what} for every T")
+    return rho
+
+
 @claim("mlt_fig2b_grows_with_n", "MLT", "Fig 2b",
        "Memorization grows with the context size n (shared context)",
        f"min over T of Spearman ρ(n, seed-mean acc) >= {SPEARMAN_MIN}", ["mlt_runs"])
 def mlt_fig2b(t):
-    g = _rows(t["mlt_runs"], "mlt_synthetic runs", sweep="scale_ctx_size_shared")
-    rho = {T: _spearman(*zip(*gt.groupby("x")["mem_acc"].mean().items())) for T, gt in g.groupby("dataset_size")}
-    if all(np.isnan(v) for v in rho.values()):
-        raise Skip("accuracy constant in n (or < 3 values of n) for every T")
+    rho = _rho_per_T(t["mlt_runs"], "scale_ctx_size_shared", "mem_acc",
+                     "accuracy constant in n (or < 3 values of n)")
     m = float(np.nanmin(list(rho.values())))
     return m, m >= SPEARMAN_MIN - RANK_EPS, "; ".join(f"T={T}: ρ={v:.2f}" for T, v in rho.items())
 
@@ -147,10 +154,8 @@ def mlt_fig2c(t):
        "Regression: train MSE falls as H grows (shared context)",
        f"max over T of Spearman ρ(H, seed-mean MSE) <= −{SPEARMAN_MIN}", ["mlt_runs"])
 def mlt_fig5(t):
-    g = _rows(t["mlt_runs"], "mlt_synthetic runs", sweep="regress_scale_head_shared")
-    rho = {T: _spearman(*zip(*gt.groupby("x")["mem_loss"].mean().items())) for T, gt in g.groupby("dataset_size")}
-    if all(np.isnan(v) for v in rho.values()):
-        raise Skip("MSE constant in H (or < 3 values of H) for every T")
+    rho = _rho_per_T(t["mlt_runs"], "regress_scale_head_shared", "mem_loss",
+                     "MSE constant in H (or < 3 values of H)")
     m = float(np.nanmax(list(rho.values())))
     return m, m <= -SPEARMAN_MIN + RANK_EPS, "; ".join(f"T={T}: ρ={v:.2f}" for T, v in rho.items())
 
