@@ -36,8 +36,7 @@ def _digits_vit(args) -> None:
     from memcap.assumptions.family import FAMILY
 
     params = load_params(args)
-    runtime.set_threads(args.threads)
-    runtime.enable_determinism()
+    runtime.prepare(args.threads)
     settings = config.preset(params, FAMILY)["vision"]["digits"]
     model, metrics = digits_vit.train_digits_vit(settings, runtime.pick_device(params["device"]))
     digits_vit.save(model, metrics, args.out)
@@ -51,8 +50,7 @@ def _track(args) -> None:
     from memcap.assumptions.family import FAMILY
 
     params = load_params(args)
-    runtime.set_threads(args.threads)
-    runtime.enable_determinism()
+    runtime.prepare(args.threads)
     preset = config.preset(params, FAMILY)
     device = runtime.pick_device(params["device"])
     if args.track in ("photos", "digits"):

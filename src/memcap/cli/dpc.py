@@ -43,8 +43,7 @@ def _train(args) -> None:
     from memcap.dpc import experiments
 
     params = load_params(args)
-    runtime.set_threads(args.threads)
-    runtime.enable_determinism()
+    runtime.prepare(args.threads)
     runs = experiments.run_job(params, args.experiment, args.series, checkpoint_prefix=args.checkpoint)
     meta = results.provenance(experiments.settings(params, args.experiment), scale=params["scale"],
                               experiment=args.experiment, series=args.series)

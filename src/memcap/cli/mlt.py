@@ -36,8 +36,7 @@ def _train(args) -> None:
     from memcap import checkpoint, mlt_sweeps, results, runtime
 
     params = load_params(args)
-    runtime.set_threads(args.threads)
-    runtime.enable_determinism()
+    runtime.prepare(args.threads)
     runs, best, model = mlt_sweeps.run_grid_point(params, args.sweep, args.value, args.dataset_size,
                                                   checkpoint_path=args.checkpoint)
     meta = results.provenance(mlt_sweeps.sweep_settings(params, args.sweep), scale=params["scale"],

@@ -102,8 +102,7 @@ def _capacity(args) -> None:
     from memcap.report import capacity
 
     params = load_params(args)
-    runtime.set_threads(args.threads)
-    runtime.enable_determinism()
+    runtime.prepare(args.threads)
     row = capacity.search_architecture(params, args.heads, args.head_dim, progress=True)
     results.write_parquet(row, args.out, _meta(params, heads=args.heads, head_dim=args.head_dim))
     print(row.drop(columns="trace").to_string(index=False))

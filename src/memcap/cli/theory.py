@@ -48,8 +48,7 @@ def _setup(args):
     from memcap import runtime
 
     params = load_params(args)
-    runtime.set_threads(args.threads)
-    runtime.enable_determinism()
+    runtime.prepare(args.threads)
     return params
 
 
