@@ -20,6 +20,7 @@ import time
 import torch
 from torch.utils.data import DataLoader
 
+from memcap import runtime
 from memcap.dpc.reference import ReferenceAoT, reference_data, reference_loss
 from memcap.dpc.train import nll
 from memcap.models.aot import AoT
@@ -65,7 +66,7 @@ def memcap_step_fn(vocab: int, reps: int, batch: int, shape: dict):
     """One step of memcap's trainer body (dpc.train.train) for `reps` batched models."""
     task = make_task(vocab, batch * 8, 2222)
     model = AoT(list(range(reps)), vocab, **shape)
-    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2, foreach=True)
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2, fused=True)
     gens = [torch.Generator().manual_seed(r) for r in range(reps)]
 
     def step():
@@ -128,7 +129,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5, help="repetitions batched per grid point (paper: 5)")
     ap.add_argument("--project", action="store_true", help="also project the paper suite's wall time")
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    runtime.prepare(args.threads)   # what every training job's process does (threads, allocator)
     torch.manual_seed(0)
 
     print(f"DPC Exp 1 config: N={N}, d=d_h={D}, H={HEADS}, batch {BATCH}; torch threads {args.threads}")

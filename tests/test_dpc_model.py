@@ -7,7 +7,7 @@ import torch
 from memcap.dpc.reference import ReferenceAoT, reference_loss
 from memcap.dpc.schedule import effective_lr
 from memcap.dpc.train import TrainConfig, evaluate_table, nll, train
-from memcap.models.aot import AoT, causal_mask, param_count
+from memcap.models.aot import AoT, OuterPairMix, ResidualMLP, causal_mask, param_count
 from memcap.tasks.lookup import make_task
 
 
@@ -35,6 +35,48 @@ def test_matches_the_original_computation(kw):
     reference_loss(ref(x[0]), x[0, :, 1]).backward()
     torch.testing.assert_close(fast.w_q.grad[0, 0, 0], ref.attn[0][0].in_proj_weight.grad[:kw["head_dim"]].T,
                                rtol=1e-6, atol=1e-9)
+
+
+def test_longer_inputs_use_the_causal_mask_like_the_original():
+    """S = 3 goes through the general masked attention; it equals the original's loop of modules."""
+    fast = AoT([7], vocab=15, dim=6, head_dim=3, heads=4, width=4, layers=2).double()
+    x = torch.randint(15, (1, 9, 3))
+    torch.testing.assert_close(fast(x)[0], ReferenceAoT(fast).double()(x[0])[:, -1], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(dim=8, head_dim=3, heads=5),               # H >= d_h: outer-product form
+                                dict(dim=8, head_dim=4, heads=2, layers=2, width=6),   # H < d_h: projections
+                                dict(dim=5, head_dim=5, heads=7, per_head_proj=True),
+                                dict(dim=8, head_dim=4, heads=3, layers=2, per_head_proj=True)])
+def test_two_token_rewrite_equals_masked_attention(kw):
+    """attend_pair (sigmoid of the score gap, position 0 attending to itself) is the same function as
+    the causal softmax attention, also for the paper's per-head maps (which have no original code)."""
+    model = AoT([2, 9], vocab=11, **kw).double()
+    res = torch.randn(2, 13, 2, model.dim, dtype=torch.float64)
+    for layer in range(model.layers):
+        u = model._attention_input(res, 2)
+        o0, o1 = model.attend_pair(u, layer)
+        full = model.attend(u, layer)
+        torch.testing.assert_close(torch.stack([o0, o1], 2), full, rtol=0, atol=1e-12)
+
+
+def test_mlp_backward_is_the_gradient_of_its_forward():
+    """The MLP's hand-written backward (chosen for GEMM speed) against finite differences."""
+    g = torch.Generator().manual_seed(0)
+    args = [torch.randn(s, generator=g, dtype=torch.float64, requires_grad=True)
+            for s in ((2, 7, 3), (2, 3, 5), (2, 5), (2, 5, 3))]
+    assert torch.autograd.gradcheck(ResidualMLP.apply, args)
+    x, w1, b1, w2 = args
+    expected = x + torch.nn.functional.gelu(x @ w1 + b1[:, None]) @ w2
+    torch.testing.assert_close(ResidualMLP.apply(*args), expected, rtol=0, atol=1e-12)
+
+
+def test_attention_backward_is_the_gradient_of_its_forward():
+    """The two-key attention core's hand-written backward against finite differences."""
+    g = torch.Generator().manual_seed(1)
+    args = [torch.randn(s, generator=g, dtype=torch.float64, requires_grad=True)
+            for s in ((2, 6, 3), (2, 6, 3), (2, 4, 3, 3), (2, 4, 3, 3))]
+    assert torch.autograd.gradcheck(OuterPairMix.apply, args)
 
 
 def test_position_embedding_is_not_in_the_residual():

@@ -87,7 +87,7 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
         raise ValueError(f"sample has {n} trigrams, expected batch_size*batches = {cfg.batch_size * cfg.batches}")
     total = cfg.epochs * cfg.batches
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=effective_lr(0, cfg.epochs, cfg.lr, cfg.lr_low), foreach=True)
+    opt = torch.optim.Adam(params, lr=effective_lr(0, cfg.epochs, cfg.lr, cfg.lr_low), fused=True)
     gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]         # per-model shuffling
     acc_hist = torch.zeros(M, total, device=device)                           # per-batch accuracy
     loss_hist = torch.zeros(M, total, device=device)

@@ -13,9 +13,12 @@ has rank ≤ d_h whatever H is. `per_head_proj=True` gives the paper's variant i
 its own d→d_h and d_h→d maps, rank up to H·d_h). No LayerNorm anywhere (the original's docstring
 says there is one; the code has none).
 
-All H heads run as one batched product, and every parameter has a leading "models" dimension M, so
+All H heads run as a few batched GEMMs, and every parameter has a leading "models" dimension M, so
 M independent models (repetitions) train in one computation; each model draws its initialisation
 from its own generator, so model m is the same whether it trains alone or batched with others.
+For the task's two-token contexts, `attend_pair` computes the same attention in closed form (position
+0 sees only itself; position 1 mixes two keys through a sigmoid); `attend` is the general masked form
+for longer inputs, and the tests hold each to the other and to the original's loop of modules.
 """
 
 from __future__ import annotations
@@ -97,138 +100,151 @@ class AoT(nn.Module):
         flat = (tokens + N * torch.arange(M, device=tokens.device)[:, None, None]).reshape(-1)
         return table.reshape(M * N, *table.shape[2:]).index_select(0, flat).view(*tokens.shape, *table.shape[2:])
 
-    def qkv_first_layer(self, tokens: torch.Tensor, last_only: bool):
-        """Layer 1's q, k, v by linearity: W(E[t]·C + P[s]) = (E·C·W)[t] + (P·W)[s].
+    def _attention_input(self, res: torch.Tensor, S: int) -> torch.Tensor:
+        """u = C·res + P[:S] (res + P when d = d_h): (M, B, S, d_h), or (M, B, S, H, d_h) per head."""
+        pos = self.pos[:, None, :S]                                           # (M, 1, S, d_h)
+        if self.per_head_proj:
+            return torch.einsum("mbsd,mhde->mbshe", res, self.compress) + pos[:, :, :, None]
+        return (bmm(res, self.compress[:, 0]) if self.project else res) + pos
 
-        Tokens come from a vocabulary of N, so projecting the N embedding rows once and gathering is
-        exact and much cheaper than projecting B·S rows through width-d_h products. Each (M, B, S, H, d_h).
+    def _decompress(self, o: torch.Tensor) -> torch.Tensor:
+        """The shared D (d_h -> d) on the summed heads; identity when d = d_h."""
+        return bmm(o, self.decompress[:, 0]) if self.project and not self.per_head_proj else o
+
+    def _mlp(self, res: torch.Tensor, layer: int) -> torch.Tensor:
+        """res + W_2 GELU(W_1 res + b_1) on every row of res (M, ..., d)."""
+        if not self.width:
+            return res
+        M, d = res.shape[0], res.shape[-1]
+        out = ResidualMLP.apply(res.reshape(M, -1, d), self.w1[:, layer], self.b1[:, layer], self.w2[:, layer])
+        return out.view(res.shape)
+
+    def attend_pair(self, u: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Σ_h W_O^h·head_h at positions 0 and 1 of a two-token input, all heads batched.
+
+        u: (M, B, 2, d_h), or (M, B, 2, H, d_h) per head. Exact rewrites of the causal two-key
+        attention (the task's case), chosen because they turn per-head work into a few GEMMs:
+          - position 0 sees only itself, so its output is u_0·Σ_h VO_h with VO_h = W_V^h W_O^h;
+          - position 1's softmax over two keys is a_h = σ(gap_h), gap_h = u_1ᵀ A_h δ with
+            A_h = W_Q^h W_K^hᵀ/√d_h and δ = u_1 − u_0 (scores differ only through the key);
+          - its output is u_0·Σ_h VO_h + Σ_h a_h·δ·VO_h.
+        Returns (M, B, d_h) twice; (M, B, d) with the per-head D_h already applied when per_head_proj.
         """
-        S = tokens.shape[2]
+        M, B, H, dh = u.shape[0], u.shape[1], self.heads, self.head_dim
+        w_q, w_k, w_v, w_o = (w[:, layer] for w in (self.w_q, self.w_k, self.w_v, self.w_out))  # (M, H, d_h, d_h)
+        A = w_q @ w_k.transpose(-1, -2) / math.sqrt(dh)                       # (M, H, d_h, d_h)
+        VO = w_v @ w_o                                                        # (M, H, d_h, d_h)
+        u0, u1 = u[:, :, 0], u[:, :, 1]
+        delta = u1 - u0
+        if self.per_head_proj:                                                # u0, u1: (M, B, H, d_h)
+            VO = VO @ self.decompress                                         # (M, H, d_h, d): VO_h D_h
+            gap = (torch.einsum("mbhe,mhef->mbhf", u1, A) * delta).sum(-1)   # (M, B, H)
+            base = torch.einsum("mbhe,mhed->mbd", u0, VO)
+            mix = torch.einsum("mbhe,mhed->mbd", torch.sigmoid(gap)[..., None] * delta, VO)
+            return base, base + mix
+        base = bmm(u0, VO.sum(1))                                             # (M, B, d_h)
+        if H >= dh:   # per-example work of size d_h² (outer products), fewer than H·d_h values
+            mix = OuterPairMix.apply(u1, delta, A, VO)
+        else:         # per-example work of size H·d_h (per-head projections)
+            heads_of = lambda W: W.transpose(1, 2).reshape(M, dh, H * dh)      # (M, d_h, H·d_h)
+            gap = (bmm(u1, heads_of(A)).view(M, B, H, dh) * delta[:, :, None]).sum(-1)
+            mix = (torch.sigmoid(gap)[..., None] * bmm(delta, heads_of(VO)).view(M, B, H, dh)).sum(-2)
+        return base, base + mix
+
+    def attend(self, u: torch.Tensor, layer: int) -> torch.Tensor:
+        """Any length S: H causal heads as the original computes them, (M, B, S, d_h | d); the reference
+        form of `attend_pair`, for inputs longer than the task's two tokens."""
+        S, dh = u.shape[2], self.head_dim
+        spec = "mbshe,mhef->mbshf" if self.per_head_proj else "mbse,mhef->mbshf"
+        q, k, v = (torch.einsum(spec, u, w[:, layer]) for w in (self.w_q, self.w_k, self.w_v))
+        scores = torch.einsum("mbihe,mbjhe->mbhij", q, k) / math.sqrt(dh)
+        att = scores.masked_fill(causal_mask(S, u.device), float("-inf")).softmax(-1)
+        heads = torch.einsum("mbhij,mbjhe->mbihe", att, v)
+        heads = torch.einsum("mbshe,mhef->mbshf", heads, self.w_out[:, layer])   # W_O^h per head
         if self.per_head_proj:
-            emb = torch.einsum("mnd,mhde->mnhe", self.emb, self.compress)     # (M, N, H, d_h)
-            spec = "mnhe,mhef->mnhf"
-        else:
-            emb = self.emb @ self.compress[:, 0] if self.project else self.emb  # (M, N, d_h)
-            spec = "mne,mhef->mnhf"
-        out = []
-        for w in (self.w_q[:, 0], self.w_k[:, 0], self.w_v[:, 0]):            # (M, H, d_h, d_h)
-            table = torch.einsum(spec, emb, w)                                # (M, N, H, d_h)
-            pos = torch.einsum("mse,mhef->mshf", self.pos[:, :S], w)         # (M, S, H, d_h)
-            if last_only and not out:                                         # only the last query is read
-                out.append(self._gather(table, tokens[:, :, -1:]) + pos[:, None, -1:])
-            else:
-                out.append(self._gather(table, tokens) + pos[:, None])
-        return out
-
-    def first_layer_last_pair(self, tokens: torch.Tensor) -> torch.Tensor:
-        """One-layer models on (t_1, t_2), the task's case: Σ_h W_O^h·head_h at the last position,
-        already through D (M, B, d) (per-head D_h when per_head_proj; shared D applied by the caller).
-
-        Exact rewrites of the same function, chosen because tokens come from a vocabulary of N:
-          - every head's q, k, v of a token is a row of an (N, H, d_h) table: (E·C·W)[t] + (P·W)[s];
-          - softmax over two keys is σ(gap), gap = (q·k_1 − q·k_0)/√d_h, and q·k_1 depends on t_2 only;
-          - out = Σ_h (1 − a_h)·VO_h(t_1) + a_h·VO_h(t_2) with VO = (value table)·W_O, one weighted
-            (1 x 2H)·(2H x d_h) product over gathered table rows per example.
-        """
-        M, B, _ = tokens.shape
-        N, H, dh = self.vocab, self.heads, self.head_dim
-        if self.per_head_proj:
-            emb = torch.einsum("mnd,mhde->mnhe", self.emb, self.compress)     # (M, N, H, d_h)
-            spec = "mnhe,mhef->mnhf"
-        else:
-            emb = self.emb @ self.compress[:, 0] if self.project else self.emb  # (M, N, d_h)
-            spec = "mne,mhef->mnhf"
-        # tables with the position embedding folded in: q at position 1, k and v at positions 0 and 1
-        pos = self.pos[:, :2]                                                 # (M, 2, d_h)
-        q = torch.einsum(spec, emb, self.w_q[:, 0]) + torch.einsum("me,mhef->mhf", pos[:, 1], self.w_q[:, 0])[:, None]
-        k = torch.einsum(spec, emb, self.w_k[:, 0])[:, None] + torch.einsum("mse,mhef->mshf", pos, self.w_k[:, 0])[:, :, None]
-        v = torch.einsum(spec, emb, self.w_v[:, 0])[:, None] + torch.einsum("mse,mhef->mshf", pos, self.w_v[:, 0])[:, :, None]
-        # q, k[:, 0], k[:, 1], v[...]: (M, N, H, d_h) / (M, 2, N, H, d_h)
-        t1, t2 = tokens[:, :, 0], tokens[:, :, 1]                             # (M, B)
-        self_score = (q * k[:, 1]).sum(-1)                                    # (M, N, H): q(t_2)·k_1(t_2)
-        q2 = self._gather(q, t2[..., None])[:, :, 0]                          # (M, B, H, d_h)
-        k1 = self._gather(k[:, 0], t1[..., None])[:, :, 0]                    # (M, B, H, d_h)
-        gap = self._gather(self_score, t2[..., None])[:, :, 0] - (q2 * k1).sum(-1)   # (M, B, H)
-        a1 = torch.sigmoid(gap / math.sqrt(dh))                               # weight on key t_2
-        vo = torch.einsum("mjnhe,mhef->mjnhf", v, self.w_out[:, 0])           # (M, 2, N, H, d_h)
-        if self.per_head_proj:
-            vo = torch.einsum("mjnhf,mhfd->mjnhd", vo, self.decompress)       # (M, 2, N, H, d)
-        heads = torch.arange(H, device=tokens.device)
-        base = (torch.arange(M, device=tokens.device) * 2 * N * H)[:, None, None]
-        rows = torch.cat([base + t1[..., None] * H + heads, base + N * H + t2[..., None] * H + heads], -1)
-        weights = torch.cat([1 - a1, a1], -1)                                 # (M, B, 2H)
-        rows_vo = vo.reshape(M * 2 * N * H, -1).index_select(0, rows.reshape(-1))   # (M·B·2H, d_h | d)
-        out = torch.bmm(weights.reshape(M * B, 1, 2 * H), rows_vo.view(M * B, 2 * H, -1))
-        return out.view(M, B, -1)                                             # (M, B, d_h or d)
-
-    def qkv(self, u: torch.Tensor, layer: int, last_only: bool):
-        """u: (M, B, S, d_h) shared by heads, or (M, B, S, H, d_h) per head -> q, k, v (M, B, S, H, d_h)."""
-        M, B, S, dh, H = u.shape[0], u.shape[1], u.shape[2], self.head_dim, self.heads
-        out = []
-        for w in (self.w_q[:, layer], self.w_k[:, layer], self.w_v[:, layer]):  # (M, H, d_h, d_h)
-            x = u[:, :, -1:] if last_only and not out else u
-            if x.dim() == 5:
-                out.append(torch.einsum("mbshe,mhef->mbshf", x, w))
-            else:
-                y = x.reshape(M, -1, dh) @ w.permute(0, 2, 1, 3).reshape(M, dh, H * dh)
-                out.append(y.view(M, B, x.shape[2], H, dh))
-        return out
-
-    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """All H heads at once: q (M, B, Sq, H, d_h), k, v (M, B, S, H, d_h) -> (M, B, Sq, H, d_h).
-
-        S is tiny (2), so scores and mixing are broadcast products over (query, key) pairs, which keeps
-        heads in the last dims and avoids thousands of 1x2 matrix products. Queries are the last Sq
-        positions; the causal mask lets query i see keys j <= i.
-        """
-        S, Sq = k.shape[2], q.shape[2]
-        if S == 2 and Sq == 1:   # the task's case: softmax over 2 keys = sigmoid of the score gap
-            gap = (q[:, :, 0] * (k[:, :, 1] - k[:, :, 0])).sum(-1, keepdim=True)   # (M, B, H, 1)
-            a1 = torch.sigmoid(gap / math.sqrt(self.head_dim))
-            return (v[:, :, 0] + a1 * (v[:, :, 1] - v[:, :, 0]))[:, :, None]   # (M, B, 1, H, d_h)
-        scores = (q[:, :, :, None] * k[:, :, None]).sum(-1) / math.sqrt(self.head_dim)  # (M, B, Sq, S, H)
-        mask = causal_mask(S, q.device)[S - Sq:]                              # (Sq, S)
-        if bool(mask.any()):                                                  # the last row is unmasked
-            scores = scores.masked_fill(mask[:, :, None], float("-inf"))
-        att = scores.softmax(3)
-        return (att[..., None] * v[:, :, None]).sum(3)                        # (M, B, Sq, H, d_h)
-
-    def mix_heads(self, heads: torch.Tensor, layer: int) -> torch.Tensor:
-        """Σ_h (D_h) W_O^h head_h: (M, B, Sq, H, d_h) -> (M, B, Sq, d); the shared D when d != d_h."""
-        M, B, Sq = heads.shape[:3]
-        if self.per_head_proj:
-            o = torch.einsum("mbshe,mhef->mbshf", heads, self.w_out[:, layer])
-            return torch.einsum("mbshf,mhfd->mbsd", o, self.decompress)
-        w_out = self.w_out[:, layer].reshape(M, self.heads * self.head_dim, self.head_dim)
-        o = (heads.reshape(M, B * Sq, -1) @ w_out).view(M, B, Sq, self.head_dim)
-        return o @ self.decompress[:, 0][:, None] if self.project else o
+            return torch.einsum("mbshe,mhed->mbsd", heads, self.decompress)
+        return heads.sum(3)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens (M, B, S) -> next-token logits at the last position (M, B, N)."""
-        M, B, S = tokens.shape
+        S = tokens.shape[2]
         res = self._gather(self.emb, tokens)                                  # (M, B, S, d)
-        pos = self.pos[:, :S]                                                 # (M, S, d_h)
         for layer in range(self.layers):
-            last = layer == self.layers - 1   # the last layer only needs the last position's output
-            if layer == 0 and last and S == 2:                                # the task's case, fast
-                o = self.first_layer_last_pair(tokens)[:, :, None]           # (M, B, 1, d_h | d)
-                if self.project and not self.per_head_proj:
-                    o = o @ self.decompress[:, 0][:, None]                    # (M, B, 1, d)
+            last = layer == self.layers - 1
+            u = self._attention_input(res, S)
+            if S == 2:
+                o0, o1 = self.attend_pair(u, layer)
+                o = o1[:, :, None] if last else torch.stack([o0, o1], 2)      # the last layer: position 1 only
             else:
-                if layer == 0:
-                    q, k, v = self.qkv_first_layer(tokens, last)
-                elif not self.project:
-                    q, k, v = self.qkv(res + pos[:, None], layer, last)        # (M, B, S, d_h = d)
-                elif self.per_head_proj:
-                    u = torch.einsum("mbsd,mhde->mbshe", res, self.compress) + pos[:, None, :, None]
-                    q, k, v = self.qkv(u, layer, last)
-                else:
-                    q, k, v = self.qkv(res @ self.compress[:, 0][:, None] + pos[:, None], layer, last)
-                heads = self.attend(q, k, v)                                  # (M, B, Sq, H, d_h)
-                o = self.mix_heads(heads, layer)                              # (M, B, Sq, d)
-            Sq = o.shape[2]
-            res = res[:, :, -Sq:] + o
-            if self.width:
-                hidden = F.gelu(res @ self.w1[:, layer][:, None] + self.b1[:, layer][:, None, None])
-                res = res + hidden @ self.w2[:, layer][:, None]               # (M, B, Sq, d)
-        return res[:, :, -1] @ self.unemb.transpose(1, 2)                     # (M, B, N)
+                o = self.attend(u, layer)[:, :, -1:] if last else self.attend(u, layer)
+            res = res[:, :, -o.shape[2]:] + self._decompress(o)
+            res = self._mlp(res, layer)
+        return bmm(res[:, :, -1], self.unemb.transpose(1, 2))                 # (M, B, N)
+
+
+def bmm(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """Per-model product x (M, ..., k) @ w (M, k, n) -> (M, ..., n), as ONE batched GEMM.
+
+    `x @ w[:, None]` would broadcast w over the middle dims and run M·B tiny products (and a huge
+    expanded gradient): 70x slower for the MLP. bias (M, n) is added in the same call.
+    """
+    M, k = x.shape[0], x.shape[-1]
+    flat = x.reshape(M, -1, k)
+    out = torch.bmm(flat, w) if bias is None else torch.baddbmm(bias[:, None], flat, w)
+    return out.view(*x.shape[:-1], w.shape[-1])
+
+
+class ResidualMLP(torch.autograd.Function):
+    """x + W_2 GELU(W_1 x + b_1) (exact erf GELU) per model: x (M, R, d), w1 (M, d, W), b1 (M, W), w2 (M, W, d).
+
+    The same function autograd would differentiate, with the backward written out so that every
+    GEMM has a wide output: MKL runs (R x W)·(W x d) products at half speed when d is small, and
+    autograd's own backward has three of them (the MLP arms of Exp 5 and the depth group: 1.3x faster).
+    """
+
+    @staticmethod
+    def forward(ctx, x, w1, b1, w2):
+        hidden = torch.baddbmm(b1[:, None], x, w1)                         # (M, R, W)
+        act = F.gelu(hidden)
+        ctx.save_for_backward(x, w1, w2, hidden, act)
+        return x + torch.bmm(w2.transpose(1, 2), act.transpose(1, 2)).transpose(1, 2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w1, w2, hidden, act = ctx.saved_tensors
+        d_w2 = torch.bmm(grad.transpose(1, 2).contiguous(), act).transpose(1, 2)   # (M, W, d)
+        d_hidden = torch.ops.aten.gelu_backward(torch.bmm(grad, w2.transpose(1, 2)), hidden)
+        d_w1 = torch.bmm(x.transpose(1, 2), d_hidden)                      # (M, d, W)
+        d_x = grad + torch.bmm(w1, d_hidden.transpose(1, 2)).transpose(1, 2)
+        return d_x, d_w1, d_hidden.sum(1), d_w2
+
+
+class OuterPairMix(torch.autograd.Function):
+    """Σ_h σ(u_1ᵀ A_h δ)·δ VO_h per example, through d_h x d_h outer products (`attend_pair`, H ≥ d_h).
+
+    u_1, δ (M, B, d_h); A, VO (M, H, d_h, d_h). gap = (u_1 δᵀ)·A_h as one GEMM over flattened d_h²,
+    and the gated sum Σ_h a_h VO_h as another. The backward is written out so that the gates stay
+    heads-major (M, H, B) and every GEMM has a wide output: 1.3-1.7x faster than autograd's.
+    """
+
+    @staticmethod
+    def forward(ctx, u1, delta, A, VO):
+        M, B, dh = u1.shape
+        outer = (u1[..., :, None] * delta[..., None, :]).view(M, B, dh * dh)            # u_1 δᵀ
+        gate = torch.sigmoid(torch.bmm(A.flatten(2), outer.transpose(1, 2)))           # (M, H, B)
+        mixed = torch.bmm(gate.transpose(1, 2), VO.flatten(2)).view(M, B, dh, dh)      # Σ_h a_h VO_h
+        ctx.save_for_backward(u1, delta, A, VO, outer, gate, mixed)
+        return (delta[..., :, None] * mixed).sum(-2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        u1, delta, A, VO, outer, gate, mixed = ctx.saved_tensors
+        M, B, dh = u1.shape
+        d_mixed = (delta[..., :, None] * grad[..., None, :]).view(M, B, dh * dh)          # δ gᵀ
+        d_VO = torch.bmm(gate, d_mixed).view_as(VO)
+        d_gap = torch.bmm(VO.flatten(2), d_mixed.transpose(1, 2)) * gate * (1 - gate)   # (M, H, B)
+        d_A = torch.bmm(d_gap, outer).view_as(A)
+        d_outer = torch.bmm(d_gap.transpose(1, 2), A.flatten(2)).view(M, B, dh, dh)
+        d_u1 = (d_outer * delta[..., None, :]).sum(-1)
+        d_delta = (mixed * grad[..., None, :]).sum(-1) + (d_outer * u1[..., :, None]).sum(-2)
+        return d_u1, d_delta, d_A, d_VO
