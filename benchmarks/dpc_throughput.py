@@ -81,11 +81,12 @@ def memcap_step_fn(vocab: int, reps: int, batch: int, shape: dict):
     return step
 
 
-def rate(step, seconds: float) -> float:
-    """Steps per second over `seconds`, after one warm-up step."""
-    step()
+def rate(step, seconds: float, warmup: int = 1, min_steps: int = 1) -> float:
+    """Steps per second over `seconds` (and at least `min_steps`), after `warmup` steps."""
+    for _ in range(warmup):
+        step()
     n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while time.perf_counter() - start < seconds or n < min_steps:
         step()
         n += 1
     return n / (time.perf_counter() - start)
@@ -101,7 +102,7 @@ def best_rates(steps: dict, seconds: float, rounds: int) -> dict:
     return best
 
 
-def project_paper(job_overhead_s: float = 3.0, seconds_per_point: float = 0.3) -> float:
+def project_paper(job_overhead_s: float = 3.0, seconds_per_point: float = 0.5) -> float:
     """Projected wall seconds of the paper preset on 2 cores (2 one-thread jobs at a time): each grid
     point's measured step time x its steps, plus a per-job start-up allowance."""
     import yaml
@@ -117,7 +118,7 @@ def project_paper(job_overhead_s: float = 3.0, seconds_per_point: float = 0.3) -
         for x in s["x"]["values"]:
             m = experiments.shape(s, None if label == "all" else int(label), x)
             step = memcap_step_fn(s["N"], s["repetitions"], s["batch_size"], m)
-            total += s["batches"] * s["epochs"] / rate(step, seconds_per_point)
+            total += s["batches"] * s["epochs"] / rate(step, seconds_per_point, warmup=3, min_steps=3)
         print(f"  {exp}/{label}: cumulative {total / 60:.1f} min of training", flush=True)
     return (total + job_overhead_s * len(jobs)) / 2
 
