@@ -148,10 +148,12 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
         assert not (root / OUT).exists()
 
         # 2. Requeue the retry (what preemption does): same job id, restarted, resumes again. SLURM holds
-        #    a requeued job for 120 s (BeginTime); starttime=now lets it go at once.
+        #    a requeued job for 120 s (BeginTime); starttime=now lets it go at once, but only once the
+        #    job is back to PENDING (sent while it is still COMPLETING, the requeue resets it).
         second = training_job()
         requeued_at = _checkpoint_step(root / CKPT)
         subprocess.run(["scontrol", "requeue", second], check=True)
+        _wait_for(lambda: ih.show_job(second)["JobState"] == "PENDING", 60, "the requeued job to pend", run)
         subprocess.run(["scontrol", "update", f"jobid={second}", "starttime=now"], check=True)
         out, _ = run.communicate(timeout=600)
     finally:
