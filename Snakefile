@@ -4,7 +4,8 @@
 #   snakemake --profile slurm               # a SLURM cluster (./slurm -> profiles/slurm)
 #   snakemake --config scale=paper ...      # the papers' grids instead of the quick preset
 #
-# params.yaml is the configfile and the one source of truth; it is validated before any job starts.
+# params.yaml is the configfile and the one source of truth; it is validated before any job starts, and
+# every job reads the resolved config this DAG was built from (workflow/rules/common.smk).
 from snakemake.utils import min_version
 
 min_version("9.27")
@@ -18,6 +19,7 @@ include: "workflow/rules/mlt_synthetic.smk"
 include: "workflow/rules/theory.smk"
 include: "workflow/rules/dpc.smk"
 include: "workflow/rules/assumptions.smk"
+include: "workflow/rules/capacity.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -28,4 +30,5 @@ rule all:
         rules.theory.input,
         rules.dpc.input,
         rules.assumptions.input,
+        rules.capacity.input,
         rules.report.input,  # last: the report reads every family's results

@@ -6,7 +6,7 @@ numpy's BLAS takes its thread count from OMP_NUM_THREADS (set it to match --thre
 shared with other jobs, 1 thread avoids OpenMP oversubscription, which can cost 10x or more.
 
 Times CONSTRUCT plus the verification through MLTAttention's forward pass (float64, CPU), on the
-spine's data (memcap.tasks.mlt_data, regression labels), for H = 1, 2, 4, 8, 16, 32 with d_h = d so
+MLT family's data (memcap.tasks.mlt_data, regression labels), for H = 1, 2, 4, 8, 16, 32 with d_h = d so
 T = H(n−1)+1 grows linearly in H. Prints one line per case and the fitted exponent of time ~ T^k.
 """
 
@@ -19,15 +19,16 @@ import time
 import numpy as np
 import torch
 
+from memcap.stats import linear_fit
 from memcap.tasks.mlt_data import draw_one
-from memcap.theory.construct import capacity
+from memcap.theory.bound import memorization_bound
 from memcap.theory.mlt_weights import construct_mlt
 
 TARGET_S = 5.0   # issue 5: d=64, n=32, H=8 shared (T=249) within 5 s on 2 CPU cores
 
 
 def time_case(d: int, n: int, heads: int, context: str, repeats: int) -> dict:
-    T = capacity(heads, n, d)
+    T = memorization_bound(heads, n, d)
     q, c, y = draw_one(0, T, n, d, context, "regression")
     best = float("inf")
     for _ in range(repeats):
@@ -57,7 +58,7 @@ def main() -> None:
         t = np.array([r["T"] for r in rows], float)
         s = np.array([r["seconds"] for r in rows])
         big = t >= 100
-        k = np.polyfit(np.log(t[big]), np.log(s[big]), 1)[0] if big.sum() >= 2 else float("nan")
+        k = linear_fit(np.log(t[big]), np.log(s[big]))["slope"]          # NaN below 2 points
         print(f"{context}: time ~ T^{k:.2f} (fit over T >= 100)")
         target = [r for r in rows if r["H"] == 8]
         if context == "shared" and target:

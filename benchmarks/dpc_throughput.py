@@ -107,16 +107,15 @@ def project_paper(job_overhead_s: float = 3.0, seconds_per_point: float = 0.5) -
     point's measured step time x its steps, plus a per-job start-up allowance."""
     import yaml
 
-    from memcap.config import REPO_ROOT
-    from memcap.dpc import experiments
+    from memcap.dpc import grid
+    from memcap.params import REPO_ROOT
 
-    params = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
-    params["scale"] = "paper"
-    total, jobs = 0.0, experiments.jobs(params)
+    preset = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["dpc"]["paper"]
+    total, jobs = 0.0, grid.jobs(preset)
     for exp, label in jobs:
-        s = experiments.settings(params, exp)
+        s = grid.settings(preset, exp)
         for x in s["x"]["values"]:
-            m = experiments.shape(s, None if label == "all" else int(label), x)
+            m = grid.shape(s, grid.series_value(label), x)
             step = memcap_step_fn(s["N"], s["repetitions"], s["batch_size"], m)
             total += s["batches"] * s["epochs"] / rate(step, seconds_per_point, warmup=3, min_steps=3)
         print(f"  {exp}/{label}: cumulative {total / 60:.1f} min of training", flush=True)

@@ -1,10 +1,10 @@
-"""The checks' math: Wilson interval, batched rank = matrix_rank, rank-context, Kruskal estimation."""
+"""The checks' math: Wilson interval (memcap.stats), batched rank = matrix_rank, rank-context, Kruskal estimation."""
 
 import pytest
 import torch
 
-from memcap.assumptions.checks import (KruskalSampler, asm3_vectors, batched_full_rank, batched_rank, rank_context,
-                                       wilson_interval)
+from memcap.assumptions.rank import KruskalSampler, asm3_vectors, batched_full_rank, batched_rank, rank_context
+from memcap.stats import wilson_interval
 
 
 def test_wilson_interval_known_values():

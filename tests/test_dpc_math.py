@@ -1,10 +1,9 @@
-"""DPC bounds, fits, experiment grids and the computable theory."""
+"""DPC bounds, fits, experiment grids and the computable KL theory."""
 
 import numpy as np
 import pytest
 
-from memcap.dpc import bounds, experiments, fits
-from memcap.theory import dpc_kl
+from memcap.dpc import bounds, fits, grid, kl
 
 
 def test_bounds_formulas():
@@ -15,6 +14,19 @@ def test_bounds_formulas():
     assert bounds.previous_bound(5, 1, N) == pytest.approx(1 / N + (1 - 1 / N) / N ** 2)
     assert bounds.bound_slope_per_head(10, N) == pytest.approx(0.98 * 10 / 2500)
     assert bounds.min_heads(2500, 10, 10) == 249
+
+
+def test_previous_bound_is_mlt_bound_with_n_equal_to_head_dim():
+    from memcap.theory.bound import memorization_bound
+    N, H, dh = 50, np.array([1, 6, 31]), 10
+    assert np.allclose(bounds.previous_bound(H, dh, N), bounds.phi(memorization_bound(H, dh, dh), N))
+    assert bounds.bound_slope_per_head(1, N) == pytest.approx((1 - 1 / N) / N ** 2)
+
+
+def test_unknown_experiment_is_a_params_error():
+    from memcap.errors import ParamsError
+    with pytest.raises(ParamsError, match="nope"):
+        grid.settings({"experiments": {"exp1": {}}}, "nope")
 
 
 def test_power_fits_recover_known_coefficients():
@@ -44,48 +56,47 @@ def test_two_piece_fit_splits_at_head_dim():
 
 
 def test_repetition_seeds_are_deterministic_and_distinct():
-    seeds = [experiments.repetition_seed(2222, r) for r in range(20)]
-    assert seeds == [experiments.repetition_seed(2222, r) for r in range(20)]
-    assert len(set(seeds)) == 20 and experiments.repetition_seed(1, 0) != seeds[0]
+    seeds = [grid.repetition_seed(2222, r) for r in range(20)]
+    assert seeds == [grid.repetition_seed(2222, r) for r in range(20)]
+    assert len(set(seeds)) == 20 and grid.repetition_seed(1, 0) != seeds[0]
 
 
 def test_exp5_mlp_arm_shape_and_paper_axis():
     s = {"layers": 1, "series": {"key": "dim", "values": [10]}, "x": {"key": "mlp_heads"}, "heads": 1}
-    m = experiments.shape(s, 10, 6)
+    m = grid.shape(s, 10, 6)
     assert (m["heads"], m["width"], m["head_dim"]) == (1, 2 * 10 * 5, 10)
     # equal x-axis parameters for the AoT at H = 6 and the MLP at W = 2d(H-1) (EXP_5.py)
-    assert experiments.axis_params("exp5", 70, 10, 1, m["width"], 10) == \
-        experiments.axis_params("exp5", 70, 10, 6, 0, 10) == 4 * 100 * 6 + 10 * 141
+    assert grid.axis_params("exp5", 70, 10, 1, m["width"], 10) == \
+        grid.axis_params("exp5", 70, 10, 6, 0, 10) == 4 * 100 * 6 + 10 * 141
 
 
 def test_paper_preset_has_the_1285_runs():
     import yaml
-    from memcap.config import REPO_ROOT
-    params = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
-    params["scale"] = "paper"
+    from memcap.params import REPO_ROOT
+    preset = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["dpc"]["paper"]
     runs = 0
-    for exp, label in experiments.jobs(params):
-        s = experiments.settings(params, exp)
+    for exp, label in grid.jobs(preset):
+        s = grid.settings(preset, exp)
         runs += len(s["x"]["values"]) * s["repetitions"]
     assert runs == 1285
 
 
 def test_prop3_kl_goes_to_zero():
     table = np.random.default_rng(0).integers(10, size=(10, 10))
-    kls = [dpc_kl.circle_construction_kl(table, 10, lam) for lam in (0, 5, 20, 100)]
+    kls = [kl.circle_construction_kl(table, 10, lam) for lam in (0, 5, 20, 100)]
     assert kls[0] == pytest.approx(np.log(10))
     assert all(a > b for a, b in zip(kls, kls[1:])) and kls[-1] < 1e-6
-    assert dpc_kl.circle_kl(10, 20) == pytest.approx(kls[2])
+    assert kl.circle_kl(10, 20) == pytest.approx(kls[2])
 
 
 def test_thm2_encoder_kl_is_below_its_bound_and_zero_for_lookup():
-    t = dpc_kl.thm2_table(10, 600, [0.0, 0.05, 0.3], seed=0)
+    t = kl.thm2_table(10, 600, [0.0, 0.05, 0.3], seed=0)
     assert (t.kl <= t.bound + 1e-9).all() and (t.kl <= t.bound_simplified + 1e-9).all()
     assert t[t.delta == 0].kl.max() < 1e-6 and t[t.delta == 0].bound.max() == 0
 
 
 def test_lsq_fits_are_exact_at_full_rank_and_wls_wins_in_weighted_kl_more_often():
-    t = dpc_kl.lsq_table(6, 30, 4, seed=0)
+    t = kl.lsq_table(6, 30, 4, seed=0)
     full = t[t.dim == 5]
     assert full.kl.abs().max() < 1e-9                                           # rank N-1 = centred L
     assert (t.kl >= -1e-12).all() and np.isfinite(t.bound).all()

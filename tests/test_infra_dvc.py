@@ -69,12 +69,12 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     assert trained_logs and all(f.stat().st_size == 0 for f in trained_logs)   # touched, never trained
 
     # Figures rebuild from the pulled Parquet alone: only the figures job runs.
-    for f in clone.glob("figures/mlt_fig2*"):
+    for f in clone.glob("figures/mlt_synthetic/fig2*"):
         f.unlink()
     rebuilt = fresh.snakemake(*STAGES, env=env)
     log = rebuilt.stdout + rebuilt.stderr
     assert "rule mlt_figures:" in log and "rule mlt_train" not in log and "rule theory_" not in log, log
-    assert (clone / "figures/mlt_fig2a.png").stat().st_size > 1000
+    assert (clone / "figures/mlt_synthetic/fig2a.png").stat().st_size > 1000
     assert all(f.stat().st_size == 0 for f in trained_logs)
 
     # One grid value changed (2 -> 3): its job trains, the untouched value 1 is not redone.
@@ -85,7 +85,7 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     fresh.run("dvc", "repro", "mlt_synthetic", env=env)
     assert (clone / f"{RUNS}/1/T64.parquet").stat().st_mtime_ns == value1 and _log(clone, 1) == ""
     assert "resumed" not in _log(clone, 3) and (clone / f"{RUNS}/3/T64.parquet").exists()
-    runs = pd.read_parquet(clone / "results/mlt_synthetic/runs.parquet")
+    runs = pd.read_parquet(clone / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 3]
     assert list(clone.glob("logs/mlt_synthetic/head_saturation_h2/**/*.log"))[0].stat().st_size == 0
 
@@ -93,7 +93,7 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     fresh.edit_params(_construct_heads([1, 2]))
     back = fresh.run("dvc", "repro", "--pull", "theory", env=env).stdout
     assert "Stage 'theory' is cached - skipping run, checking out outputs" in back, back
-    construct = pd.read_parquet(clone / "results/theory/construct.parquet")
+    construct = pd.read_parquet(clone / "results/theory/tables/construct.parquet")
     assert set(construct["heads"]) == {1, 2}
     assert (clone / "logs/theory/construct.log").stat().st_size == 0       # the job never ran here
 
@@ -103,6 +103,6 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     again = fresh.run("dvc", "repro", "--pull", "mlt_synthetic", env=env).stdout
     assert "is cached - skipping run" not in again and "Running stage 'mlt_synthetic'" in again, again
     assert _log(clone, 2) == "" and _log(clone, 1) == ""
-    runs = pd.read_parquet(clone / "results/mlt_synthetic/runs.parquet")
+    runs = pd.read_parquet(clone / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 2]
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout

@@ -14,7 +14,7 @@ import infra_helpers as ih
 from conftest import BIN
 
 pytestmark = pytest.mark.e2e
-TARGET = "results/mlt_synthetic/runs.parquet"
+TARGET = "results/mlt_synthetic/tables/runs.parquet"
 
 
 def _tiny(p: dict) -> None:

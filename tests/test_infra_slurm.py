@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
 
 # Two families, three job waves: train (mlt_train, mlt_train_with_attention, theory_gd,
 # theory_construct), then mlt_aggregate, then mlt_figures.
-TARGETS = ("mlt_synthetic", "results/theory/gd.parquet", "results/theory/construct.parquet")
+TARGETS = ("mlt_synthetic", "results/theory/tables/gd.parquet", "results/theory/tables/construct.parquet")
 RULES = {"mlt_train", "mlt_train_with_attention", "mlt_aggregate", "mlt_figures", "theory_gd",
          "theory_construct"}
 
@@ -108,7 +108,7 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     assert rules == ["mlt_aggregate", "mlt_figures", "mlt_train"], rlog[-3000:]
     assert "scale_head_shared/3/T64" in rlog
     assert (project.root / "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet").stat().st_mtime_ns == before
-    runs = pd.read_parquet(project.root / "results/mlt_synthetic/runs.parquet")
+    runs = pd.read_parquet(project.root / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [2, 3]
     assert "scale_head_shared" in (project.root / "dvc.lock").read_text()
 

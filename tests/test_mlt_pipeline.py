@@ -1,5 +1,7 @@
 """End to end: the real snakemake and dvc on a tiny MLT grid."""
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -19,12 +21,12 @@ def test_snakemake_produces_runs_table_figures_and_provenance(project):
     project.edit_params(_tiny)
     project.snakemake("mlt_synthetic")
     root = project.root / "results" / "mlt_synthetic"
-    runs = pd.read_parquet(root / "runs.parquet")
+    runs = pd.read_parquet(root / "tables/runs.parquet")
     # (2 + 2 + 1 values) x 1 T x 2 seeds
     assert len(runs) == 10 and set(runs["sweep"]) == set(TINY_SWEEPS)
     assert runs.loc[runs.task == "classification", "mem_acc"].between(0, 1).all()
     assert (runs["mem_loss"] > 0).all() and (runs["steps_run"] > 0).all()
-    prov = results.read_provenance(root / "runs.parquet")
+    prov = results.read_provenance(root / "tables/runs.parquet")
     assert prov["params"]["quick"]["seeds"] == [0, 1]
     assert {"torch", "pandas", "pyarrow"} <= set(prov["packages"]) and prov["git_commit"]
     run_prov = results.read_provenance(root / "runs/scale_head_shared/2/T64.parquet")
@@ -33,8 +35,10 @@ def test_snakemake_produces_runs_table_figures_and_provenance(project):
     assert len(attention) == 2 * 32 * 2 and attention["max_attention"].between(0, 1).all()
     for fig in ("fig2a", "fig2b", "fig2c", "fig4", "fig5"):
         for ext in ("png", "pdf"):
-            assert (project.root / "figures" / f"mlt_{fig}.{ext}").stat().st_size > 1000
-    summary = (root / "summary.md").read_text()
+            assert (project.root / "figures" / "mlt_synthetic" / f"{fig}.{ext}").stat().st_size > 1000
+    assert set(pd.read_parquet(root / "tables/fits.parquet")["sweep"]) == {"scale_head_shared"}
+    assert json.loads((root / "metrics.json").read_text())["scale_head_shared"]["runs"] == 4
+    summary = " ".join((root / "tables/summary.md").read_text().split())   # columns are padded
     assert "| scale_head_shared | heads | 2 | 64 | 2 |" in summary
     # Nothing left to do, and no temp files left behind.
     assert "Nothing to be done" in project.snakemake("-n", "mlt_synthetic").stdout
@@ -43,7 +47,7 @@ def test_snakemake_produces_runs_table_figures_and_provenance(project):
 
 def test_same_params_give_identical_parquet_bytes(project):
     project.edit_params(_tiny)
-    cmd = ["python", "-m", "memcap", "mlt-train", "--sweep", "scale_head_shared", "--value", "2",
+    cmd = ["python", "-m", "memcap", "mlt", "train", "--sweep", "scale_head_shared", "--value", "2",
            "--dataset-size", "64", "--device", "cpu"]
     project.run(*cmd, "--out", "a.parquet")
     project.run(*cmd, "--out", "b.parquet")
@@ -72,7 +76,7 @@ def test_dvc_round_trip_fresh_clone_reruns_nothing(project, tmp_path):
     fresh = Project(clone)
     fresh.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
     fresh.run("bash", "tools/dvc-pull.sh", "mlt_synthetic")
-    assert (clone / "figures" / "mlt_fig2a.png").exists()
+    assert (clone / "figures" / "mlt_synthetic" / "fig2a.png").exists()
     assert "Nothing to be done" in fresh.snakemake("-n", "mlt_synthetic").stdout
     status = fresh.run("dvc", "status", "mlt_synthetic").stdout
     assert "up to date" in status, status

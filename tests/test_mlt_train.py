@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from memcap import checkpoint
+from memcap.mlt.schedule import mlt_num_steps, warmup_cosine
+from memcap.mlt.train import TrainConfig, _loss_and_hits, evaluate, train
 from memcap.models.mlt_attention import MLTAttention
-from memcap.schedules import mlt_lr, mlt_num_steps
 from memcap.tasks.mlt_data import make_data
-from memcap.train import TrainConfig, train
 
 
 def test_steps_rule_matches_the_paper_table():
@@ -19,22 +19,32 @@ def test_steps_rule_matches_the_paper_table():
     assert mlt_num_steps(10_000, 300_000) == 300_000
 
 
-@pytest.mark.parametrize("total", [100, 1000, 58_593])
-def test_lr_schedule_equals_torch_sequential_lr(total):
-    """Warm-up from 0.01·lr over floor(S/20) steps, then cosine to 0: torch's own schedulers agree."""
+def original_lr(step: int, total_steps: int, base_lr: float) -> float:
+    """The original's schedule in closed form: LinearLR from 0.01·lr to lr over W = floor(S/20) steps,
+    then cosine to 0 over S − W (what memcap wrote by hand before using torch's schedulers)."""
+    warmup = total_steps // 20
+    if step < warmup:
+        return base_lr * (0.01 + (1 - 0.01) * step / warmup)
+    span = max(total_steps - warmup, 1)
+    return base_lr * (1 + math.cos(math.pi * (step - warmup) / span)) / 2
+
+
+@pytest.mark.parametrize("total", [5, 19, 20, 100, 1000, 58_593])
+def test_lr_schedule_equals_the_original_closed_form(total):
+    """torch's SequentialLR([LinearLR, CosineAnnealingLR]) gives the original's learning rate at every
+    step, to float rounding in double and exactly once rounded to the fp32 the parameters use."""
     p = torch.nn.Parameter(torch.zeros(1))
-    opt = torch.optim.SGD([p], lr=1e-3)
-    warm = total // 20
-    sched = torch.optim.lr_scheduler.SequentialLR(opt, [
-        torch.optim.lr_scheduler.LinearLR(opt, 0.01, 1.0, total_iters=warm),
-        torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total - warm)], milestones=[warm])
+    opt = torch.optim.Adam([p], lr=1e-3)
+    sched = warmup_cosine(opt, total)
     for step in range(total):
-        if step % max(1, total // 97) == 0 or step in (warm - 1, warm, warm + 1, total - 1):
-            assert mlt_lr(step, total, 1e-3) == pytest.approx(opt.param_groups[0]["lr"], rel=1e-6, abs=1e-12)
+        lr, want = opt.param_groups[0]["lr"], original_lr(step, total, 1e-3)
+        assert lr == pytest.approx(want, rel=1e-12, abs=1e-18), step
+        assert torch.tensor(lr, dtype=torch.float32) == torch.tensor(want, dtype=torch.float32), step
         opt.step()
         sched.step()
-    assert mlt_lr(0, total, 1e-3) == pytest.approx(1e-5)
-    assert mlt_lr(warm, total, 1e-3) == pytest.approx(1e-3)
+    warm = total // 20
+    assert original_lr(0, total, 1e-3) == pytest.approx(1e-5 if warm else 1e-3)
+    assert original_lr(warm, total, 1e-3) == pytest.approx(1e-3)
 
 
 def _setup(seeds=(0, 1), T=48, task="classification", context="shared"):
@@ -53,7 +63,6 @@ def test_reported_number_is_the_lowest_loss_checkpoint():
         assert r.steps_run == 60 and not r.early_stopped
         assert 0 <= r.best_step <= 60 and r.best_step % 10 == 0
     # Re-evaluating the stored best weights reproduces the reported accuracy and loss.
-    from memcap.train import evaluate
     model.load_state_dict({**model.state_dict(), **best})
     loss, acc, bits = evaluate(model, data, classification=True)
     assert [r.mem_loss for r in res] == pytest.approx(loss.tolist(), rel=1e-6)
@@ -129,7 +138,6 @@ def test_checkpoint_of_another_config_is_not_resumed(tmp_path):
 
 
 def test_memorized_bits_of_chance_and_of_a_confident_model():
-    from memcap.train import _loss_and_hits
     labels = torch.tensor([[0, 1, 2, 3]])
     uniform = torch.zeros(1, 4, 8)                     # C = 8: NLL = 3 bits = log2 C -> 0 bits known
     assert _loss_and_hits(uniform, labels, True)[2].item() == pytest.approx(0.0, abs=1e-6)
@@ -138,3 +146,49 @@ def test_memorized_bits_of_chance_and_of_a_confident_model():
     assert _loss_and_hits(confident, labels, True)[2].item() == pytest.approx(12.0, rel=1e-6)
     wrong = -confident                                 # confidently wrong: clipped at 0, not negative
     assert _loss_and_hits(wrong, labels, True)[2].item() == 0.0
+
+
+def _preset():
+    defaults = dict(input_dim=6, heads=2, context_size=3, head_dim=None, num_classes=5, lr=3e-2, batch_size=16,
+                    epochs=1, min_steps=20, eval_every=10, early_stop=False, analysis=False)
+    return {"seeds": [0, 1], "checkpoint_every_s": 300, "defaults": defaults, "sweeps": {
+        "by_heads": {"task": "classification", "context": "shared", "vary": "heads", "values": [1, 3],
+                     "dataset_sizes": [16, 32]},
+        "saturation": {"task": "classification", "context": "shared", "vary": "heads", "values": [2],
+                       "dataset_sizes": [16], "analysis": True}}}
+
+
+def test_grid_points_and_settings_come_from_the_preset():
+    from memcap.errors import ParamsError
+    from memcap.mlt import grid
+
+    p = _preset()
+    assert grid.grid_points(p) == [("by_heads", 1, 16), ("by_heads", 1, 32), ("by_heads", 3, 16),
+                                   ("by_heads", 3, 32), ("saturation", 2, 16)]
+    assert grid.analysis_sweeps(p) == ["saturation"]
+    s = grid.sweep_settings(p, "by_heads")
+    assert s["seeds"] == [0, 1] and s["lr"] == 3e-2 and s["vary"] == "heads"
+    assert "values" not in grid.point_settings(p, "by_heads")
+    assert grid.shape(s, 3) == {"heads": 3, "context_size": 3, "head_dim": None}
+    with pytest.raises(ParamsError, match="no sweep named"):
+        grid.sweep_settings(p, "nope")
+
+
+def test_grid_module_is_torch_free():
+    import subprocess
+    import sys
+    code = "import sys, memcap.mlt.grid; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_train_point_rows_and_attention_maxima():
+    from memcap.mlt import grid
+    from memcap.mlt.train import attention_maxima, train_point
+
+    s = grid.sweep_settings(_preset(), "by_heads")
+    runs, best, model = train_point(s, 3, 16, "cpu", labels={"family": "f", "sweep": "by_heads"}, progress=False)
+    assert list(runs.columns[:4]) == ["family", "sweep", "vary", "x"]
+    assert runs["seed"].tolist() == [0, 1] and (runs["heads"] == 3).all() and (runs["head_dim"] == 6).all()
+    assert (runs["steps_run"] == 20).all() and runs["mem_acc"].between(0, 1).all()
+    att = attention_maxima(model, best, s, 16, "by_heads")
+    assert len(att) == 2 * 16 * 3 and att["max_attention"].between(0, 1).all()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memcap import config
+from memcap import params as memcap_params
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -51,20 +51,20 @@ BAD = [
 
 @pytest.mark.parametrize("where,value,words", BAD, ids=[b[0] + "=" + repr(b[1])[:12] for b in BAD])
 def test_bad_params_are_rejected_with_a_message_naming_the_key(where, value, words):
-    with pytest.raises(config.ParamsError) as err:
-        config.validate(_with(where, value))
+    with pytest.raises(memcap_params.ParamsError) as err:
+        memcap_params.validate(_with(where, value))
     for word in words:
         assert word in str(err.value), f"{word!r} missing from: {err.value}"
 
 
 def test_the_shipped_params_are_valid_at_both_scales():
-    config.validate(copy.deepcopy(PARAMS))
-    config.validate({**copy.deepcopy(PARAMS), "scale": "paper"})
+    memcap_params.validate(copy.deepcopy(PARAMS))
+    memcap_params.validate({**copy.deepcopy(PARAMS), "scale": "paper"})
 
 
 def test_paper_preset_has_the_342_runs_per_seed_of_the_original():
-    from memcap import mlt_sweeps
-    assert len(mlt_sweeps.grid_points({**PARAMS, "scale": "paper"})) == 342
+    from memcap.mlt import grid
+    assert len(grid.grid_points(PARAMS["mlt_synthetic"]["paper"])) == 342
     assert PARAMS["mlt_synthetic"]["paper"]["seeds"] == list(range(6))
 
 
@@ -80,8 +80,29 @@ def test_cli_exits_2_with_the_message():
     bad = REPO / "tests" / "_bad_params.yaml"
     try:
         bad.write_text(yaml.safe_dump(_with("scale", "big")))
-        proc = subprocess.run([sys.executable, "-m", "memcap", "check-params", "--params", str(bad)],
+        proc = subprocess.run([sys.executable, "-m", "memcap", "params", "check", "--params", str(bad)],
                               capture_output=True, text=True)
     finally:
         bad.unlink()
     assert proc.returncode == 2 and "scale: got 'big'" in proc.stderr
+
+
+def test_schema_defaults_are_filled_in():
+    p = copy.deepcopy(PARAMS)
+    del p["device"]
+    assert memcap_params.validate(p)["device"] == "auto"
+
+
+def test_capacity_checks_name_the_key():
+    with pytest.raises(memcap_params.ParamsError) as err:
+        memcap_params.validate(_with("capacity.quick.start", 99999))
+    assert "capacity.quick.start: 99999 outside [t_min, t_max]" in str(err.value)
+
+
+def test_resolved_params_file_is_named_by_its_content(tmp_path):
+    a = memcap_params.write_resolved(copy.deepcopy(PARAMS), tmp_path)
+    b = memcap_params.write_resolved(copy.deepcopy(PARAMS), tmp_path)
+    c = memcap_params.write_resolved({**copy.deepcopy(PARAMS), "scale": "paper"}, tmp_path)
+    assert a == b != c
+    assert memcap_params.load(a) == memcap_params.load(b)
+    assert memcap_params.load(c)["scale"] == "paper"

@@ -1,4 +1,4 @@
-"""Scorecard claims, bits per parameter and the bracketing search on small hand-built tables."""
+"""Scorecard claims and bits per parameter on small hand-built tables."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memcap.report import bits, capacity, claims
+from memcap.report import bits, claims
 
 
 def mlt_runs(acc_of_h, sweep="scale_head_shared", xs=(1, 2, 4, 6), T=400, vary="heads", **extra):
@@ -86,46 +86,8 @@ def test_bits_per_param_and_skip_without_column():
         "mlt_synthetic: SKIPPED (its runs table has no memorized_bits column)", "dpc: SKIPPED (runs table not given)"]
 
 
-@pytest.mark.parametrize("true_capacity", [1, 5, 37, 64, 200, 1000])
-def test_bracket_finds_the_threshold_of_a_monotone_predicate(true_capacity):
-    b = capacity.bracket(lambda T: T <= true_capacity, start=32, t_min=1, t_max=4096, rel_tol=0.0, max_evals=30)
-    assert b["status"] == "bracketed"
-    assert b["capacity_low"] == true_capacity and b["capacity_high"] == true_capacity + 1
-
-
-def test_bracket_reports_budget_and_ends():
-    b = capacity.bracket(lambda T: T <= 700, start=32, t_min=1, t_max=4096, rel_tol=0.2, max_evals=30)
-    assert b["capacity_low"] <= 700 < b["capacity_high"] and b["capacity_high"] - b["capacity_low"] <= 0.2 * 700
-    assert capacity.bracket(lambda T: True, 32, 1, 256, 0.1, 10)["status"] == "above t_max"
-    assert capacity.bracket(lambda T: False, 32, 4, 256, 0.1, 10)["status"] == "below t_min"
-    assert capacity.bracket(lambda T: T <= 1000, 1, 1, 10 ** 6, 0.0, 4)["evaluations"] == 4
-
-
-def test_bounds():
-    assert capacity.mlt_bound(heads=3, context_size=4, head_dim=8) == 3 * 3 + 1
-    assert capacity.mlt_bound(heads=3, context_size=8, head_dim=2) == 3 * 1 + 1
-    assert capacity.dpc_bound(heads=3, head_dim=2, input_dim=8) == 14
+def test_bits_reference():
     assert math.isclose(bits.REFERENCES[next(iter(bits.REFERENCES))], 3.6)
-
-
-def test_every_seed_must_pass(monkeypatch):
-    """One seed below the threshold fails the step, however good the others are."""
-    from memcap import config
-
-    params = config.load("params.yaml", {"scale": "quick"})
-    calls = []
-
-    def fake_grid_point(p, sweep, heads, T, progress=False):
-        s = config.preset(p, "mlt_synthetic")
-        assert s["defaults"]["heads"] == heads and s["sweeps"][sweep]["context"] == "shared"
-        calls.append(T)
-        acc = [1.0, 1.0 if T <= 20 else 0.5]                       # the second seed fails above T = 20
-        return pd.DataFrame({"mem_acc": acc, "dataset_size": T, "wall_time_s": 0.0, "param_count": 99}), None, None
-
-    monkeypatch.setattr(capacity.mlt_sweeps, "run_grid_point", fake_grid_point)
-    row = capacity.search_architecture(params, heads=2, head_dim=4).iloc[0]
-    assert row.capacity_low <= 20 < row.capacity_high and row.evaluations == len(calls)
-    assert row.mlt_bound == capacity.mlt_bound(2, row.context_size, 4) and row.param_count == 99
 
 
 def test_too_few_points_is_skipped_not_failed():

@@ -38,6 +38,8 @@ def rendered(page: Path, tmp_path: Path) -> tuple[int, int]:
 
 
 def small_png(path: Path) -> Path:
+    """A PNG at figures/<family>/<name>.png (the family folder picks the caption)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(2, 1.5))
     ax.plot([0, 1], [0, 1])
     fig.savefig(path)
@@ -53,19 +55,25 @@ def page(tmp_path: Path, figures: list[Path]) -> Path:
 
 
 def test_report_figures_render_in_chromium(tmp_path):
-    figs = [small_png(tmp_path / "mlt_fig2a.png"), small_png(tmp_path / "report_bits.png")]
+    figs = [small_png(tmp_path / "mlt_synthetic" / "fig2a.png"), small_png(tmp_path / "report" / "bits.png")]
     assert rendered(page(tmp_path, figs), tmp_path) == (2, 2)
 
 
 def test_a_broken_figure_is_detected(tmp_path):
-    broken = tmp_path / "dpc_exp1.png"
+    broken = tmp_path / "dpc" / "exp1.png"
+    broken.parent.mkdir()
     broken.write_bytes(b"not a png")
-    assert rendered(page(tmp_path, [small_png(tmp_path / "mlt_fig2a.png"), broken]), tmp_path) == (1, 2)
+    assert rendered(page(tmp_path, [small_png(tmp_path / "mlt_synthetic" / "fig2a.png"), broken]), tmp_path) == (1, 2)
 
 
 def test_page_is_self_contained_with_captions(tmp_path):
-    text = page(tmp_path, [small_png(tmp_path / "mlt_fig2c.png")]).read_text()
+    figs = [small_png(tmp_path / "mlt_synthetic" / "fig2c.png"), small_png(tmp_path / "theory" / "capacity.png"),
+            small_png(tmp_path / "capacity" / "capacity.png")]
+    text = page(tmp_path, figs).read_text()
     assert "data:image/png;base64," in text and "src=\"http" not in text and "<link" not in text
     assert "no gain past d_h = n" in text                    # the figure's caption names its claim
+    # the same name in two families: two captions, two ids
+    assert "construction vs gradient descent" in text and "Capacity by bracketing search" in text
+    assert 'id="fig-theory-capacity"' in text and 'id="fig-capacity-capacity"' in text
     assert all(c.claim_id in text for c in claims.CLAIMS)
     assert "QUICK STAND-IN" in text

@@ -1,5 +1,5 @@
-"""End to end: `snakemake report` on a tiny config builds every family, the scorecard, bits, capacity
-and the HTML page, which renders every figure in headless Chromium."""
+"""End to end: `snakemake report` on a tiny config builds every family (capacity included), then the
+scorecard, bits and the HTML page, which renders every figure in headless Chromium."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fixtures_assumptions import hf_cache
 from memcap import results
 from memcap.report import claims
 from test_assumptions_pipeline import BPE, tiny_assumptions
+from test_capacity_pipeline import tiny_capacity
 from test_dpc_pipeline import tiny_dpc
 from test_report_html import rendered
 from test_theory_pipeline import _tiny as tiny_theory
@@ -28,10 +29,7 @@ def tiny_report(p: dict, cache: str) -> None:
     dpc = p["dpc"]["quick"]["experiments"]                       # the report needs a DPC table, not all of it
     p["dpc"]["quick"]["experiments"] = {k: dpc[k] for k in ("exp1", "exp6")}
     tiny_assumptions(p, cache)
-    c = p["report"]["quick"]["capacity"]
-    c.update(heads=1, head_dim=2, heads_grid=[1, 2], head_dim_grid=[2], start=8, max_evals=3,
-             training={"lr": 1.0e-2, "batch_size": 64, "epochs": 1, "min_steps": 40, "eval_every": 20,
-                       "early_stop": True})
+    tiny_capacity(p)
 
 
 def test_report_target_end_to_end(project, tmp_path):
@@ -42,8 +40,9 @@ def test_report_target_end_to_end(project, tmp_path):
     env = {"PYTHONPATH": str(project.root / "src"), "OMP_NUM_THREADS": "1"}   # this copy's code and schemas
     project.snakemake("report", env=env)
     rep = project.root / "results" / "report"
+    tables = rep / "tables"
 
-    card = results.read_parquet(rep / "scorecard.parquet")
+    card = results.read_parquet(tables / "scorecard.parquet")
     assert list(card.claim_id) == [c.claim_id for c in claims.CLAIMS] and set(card.scale) == {"quick"}
     allowed = {claims.REPRODUCED, claims.NOT_REPRODUCED, claims.NOT_RUN}
     assert all(v in allowed or v.startswith("skipped: ") for v in card.verdict)
@@ -53,20 +52,21 @@ def test_report_target_end_to_end(project, tmp_path):
                 "capacity_above_mlt_bound", "dpc_theory_kl_bounds"):
         assert ran[cid] in (claims.REPRODUCED, claims.NOT_REPRODUCED), (cid, ran[cid])
     assert ran["mlt_fig2b_grows_with_n"] == claims.NOT_RUN          # its sweep is not in the tiny preset
-    assert results.read_provenance(rep / "scorecard.parquet")["params"]["scale"] == "quick"
-    assert "QUICK STAND-IN" in (rep / "scorecard.md").read_text()
+    assert results.read_provenance(tables / "scorecard.parquet")["params"]["scale"] == "quick"
+    assert "QUICK STAND-IN" in (tables / "scorecard.md").read_text()
 
-    bits = results.read_parquet(rep / "bits.parquet")
+    bits = results.read_parquet(tables / "bits.parquet")
     assert set(bits.family) == {"mlt_synthetic", "dpc"} and np.isfinite(bits.bits_per_param).all()
     assert (bits.bits_per_param >= 0).all()
 
-    cap = results.read_parquet(rep / "capacity.parquet")
+    assert (project.root / "figures" / "report" / "bits.png").exists()
+    cap = results.read_parquet(project.root / "results" / "capacity" / "tables" / "capacity.parquet")
     assert sorted(zip(cap.heads, cap.head_dim)) == [(1, 2), (2, 2)]
     assert (cap.capacity_low >= 0).all() and (cap.evaluations <= 3).all()
     assert ((cap.capacity_high.isna()) | (cap.capacity_high > cap.capacity_low)).all()
 
     page = rep / "index.html"
-    pngs = sorted((project.root / "figures").glob("*.png"))
+    pngs = sorted((project.root / "figures").glob("*/*.png"))
     assert len(re.findall(r'<img class="figure"', page.read_text())) == len(pngs) > 10
     assert rendered(page, tmp_path) == (len(pngs), len(pngs))
     assert "Nothing to be done" in project.snakemake("-n", "all", env=env).stdout

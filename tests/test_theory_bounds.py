@@ -10,7 +10,7 @@ import pytest
 import torch
 import yaml
 
-from memcap import config
+from memcap import params as memcap_params
 from memcap.models.mlt_attention import MLTAttention
 from memcap.theory import features as F
 from memcap.theory import rank_bounds as RB
@@ -70,19 +70,62 @@ def test_saturation_summary_counts():
 
 
 def _params():
-    return yaml.safe_load(open(config.REPO_ROOT / "params.yaml"))
+    return yaml.safe_load(open(memcap_params.REPO_ROOT / "params.yaml"))
 
 
 def test_params_reject_gd_context_not_below_width():
     p = copy.deepcopy(_params())
-    config.validate(p)
+    memcap_params.validate(p)
     p["theory"]["quick"]["gradient_descent"]["context_size"] = 16
-    with pytest.raises(config.ParamsError, match=r"theory.quick.gradient_descent.context_size: 16 >= input_dim 16"):
-        config.validate(p)
+    with pytest.raises(memcap_params.ParamsError, match=r"theory.quick.gradient_descent.context_size: 16 >= input_dim 16"):
+        memcap_params.validate(p)
 
 
 def test_params_reject_unknown_c_rule():
     p = copy.deepcopy(_params())
     p["theory"]["paper"]["construct"]["c_rule"] = "infinite"
-    with pytest.raises(config.ParamsError, match=r"theory.paper.construct.c_rule: got 'infinite'"):
-        config.validate(p)
+    with pytest.raises(memcap_params.ParamsError, match=r"theory.paper.construct.c_rule: got 'infinite'"):
+        memcap_params.validate(p)
+
+
+def test_every_bound_is_memorization_bound():
+    """One source: CONSTRUCT's capacity and Props 2/5 are H(min(n, d_h)−1)+1 with r = min(n, d_h), n, d."""
+    from memcap.theory.bound import memorization_bound
+    from memcap.theory.construct import capacity
+
+    for H, n, dh in [(1, 4, 2), (3, 5, 8), (4, 8, 8), (16, 32, 64)]:
+        assert capacity(H, n, dh) == H * (min(n, dh) - 1) + 1 == memorization_bound(H, n, dh)
+        assert RB.prop2_bound(H, n) == H * (n - 1) + 1 and RB.prop5_bound(H, dh) == H * (dh - 1) + 1
+    assert isinstance(capacity(2, 4, 4), int)
+
+
+def test_gd_cases_follow_the_preset():
+    from memcap.theory.grid import gd_cases
+
+    p = copy.deepcopy(_params()["theory"]["quick"])
+    p["gradient_descent"].update(input_dim=8, context_size=3, head_dim=None, heads=[1, 2],
+                                 dataset_size_factors=[1, 2.5])
+    cases = gd_cases(p)
+    assert [(c["heads"], c["bound"], c["dataset_size"]) for c in cases] == [(1, 3, 3), (1, 3, 8), (2, 5, 5),
+                                                                          (2, 5, 12)]
+    assert {c["head_dim"] for c in cases} == {8}                         # null = d
+
+
+def test_summary_markdown_and_figure_names():
+    from memcap.theory import aggregate, figures
+
+    con = pd.DataFrame({"context": ["shared", "shared", "random"], "status": ["ok", "ok", "failed"],
+                        "rank": [3, 5, -1], "bound": [3, 5, 7], "model_residual": [1e-12, 2e-12, np.nan],
+                        "cond": [10.0, 20.0, np.nan], "c_max": [np.nan, 2.0, np.nan], "time_s": [0.1, 0.2, 0.3],
+                        "input_dim": 8, "context_size": [3, 3, 4], "head_dim": 8, "heads": [1, 2, 2],
+                        "seed": 0, "reason": ["", "", "AssumptionError: x"]})
+    gd = pd.DataFrame({"method": ["construction"], "heads": [1], "dataset_size_factor": [1], "dataset_size": [3],
+                       "bound": [3], "memorized": [3], "mse": [0.0]})
+    bounds = pd.DataFrame({"proposition": ["prop2"], "weights": ["random"], "rank": [3], "holds": [True],
+                           "attains": [True]})
+    md = aggregate.summary_markdown(con, gd, bounds, pd.DataFrame(), aggregate.scale_label("quick"))
+    assert "stand-in" in md and "Failures:" in md and "SKIPPED: no saturation runs" in md
+    row = next(line for line in md.splitlines() if line.startswith("| shared"))
+    assert [c.strip() for c in row.strip("|").split("|")][:4] == ["shared", "2", "2", "2"]
+    assert figures.FIGURES == ("construct", "capacity", "rank_bounds", "fig3")
+    assert set(aggregate.TABLES) == {"construct", "gd", "trained_ranks", "rank_bounds", "saturation", "summary"}

@@ -101,3 +101,27 @@ def write_text(text: str, path: str | os.PathLike) -> Path:
 
 def write_json(obj: Any, path: str | os.PathLike) -> Path:
     return write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)
+
+
+def save_figure(fig, paths: list[str | os.PathLike] | str | os.PathLike, dpi: int = 150) -> list[Path]:
+    """Save one matplotlib figure to every path (format from the suffix: .png, .pdf), atomically and
+    without a timestamp, so a rerun gives the same bytes; then close it. The one figure writer."""
+    import matplotlib.pyplot as plt
+
+    paths = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+    for path in paths:
+        fmt = path.suffix.lstrip(".")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight",
+                        metadata={"CreationDate": None} if fmt == "pdf" else None)
+    plt.close(fig)
+    return paths
+
+
+def by_stem(paths: list[str | os.PathLike]) -> dict[str, list[Path]]:
+    """Group output paths by file stem: ['a/fig2a.png', 'a/fig2a.pdf'] -> {'fig2a': [both]}.
+    Rules pass every `{output}` path of a figure command; the library draws each named figure once."""
+    out: dict[str, list[Path]] = {}
+    for p in map(Path, paths):
+        out.setdefault(p.stem, []).append(p)
+    return out

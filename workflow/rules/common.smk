@@ -1,19 +1,21 @@
-# Shared helpers: params validation (before any job), the memcap command line, per-job resources.
+# Shared helpers: params validation (before any job), the resolved params every job reads, resources.
 import sys
 
-from memcap import config as memcap_config
+from memcap import params as memcap_params
 
 try:
-    memcap_config.validate(config)
-except memcap_config.ParamsError as err:
+    memcap_params.validate(config)
+except memcap_params.ParamsError as err:
     # Stop before the DAG is built: the message names each bad key, its value and what is allowed.
     sys.exit(f"memcap: {err}")
 
 SCALE = config["scale"]
 # The interpreter running Snakemake has memcap installed; jobs use the same one (also under SLURM).
 MEMCAP = f"{sys.executable} -m memcap"
-# Overrides given with `snakemake --config scale=... device=...` reach every job through these flags.
-PARAMS_ARGS = f"--params params.yaml --scale {SCALE} --device {config['device']}"
+# Jobs run exactly the config this DAG was built from (params.yaml + --configfile + --config): it is
+# written once, named by its hash, and passed to every job. No job reads params.yaml on its own.
+RESOLVED_PARAMS = memcap_params.write_resolved(config, ".snakemake/memcap")
+PARAMS_ARGS = f"--params {RESOLVED_PARAMS}"
 
 
 def res(kind):

@@ -1,22 +1,31 @@
 # DPC (Dana, Pydi, Chevaleyre 2025): attention-only transformers memorising a look-up table.
-# One training job per (experiment, series value); it trains every x of that curve, repetitions batched.
-from memcap.dpc import experiments as dpc_experiments
+# One training job per (experiment, series value): it trains every x of that curve, repetitions batched.
+# Paths come from the library's names: jobs (memcap.dpc.grid), tables (aggregate.TABLES), figures.
+from memcap.dpc import aggregate as dpc_aggregate
 from memcap.dpc import figures as dpc_figures
+from memcap.dpc import grid as dpc_grid
 
 DPC = "results/dpc"
-DPC_JOBS = dpc_experiments.jobs(config)
-DPC_RUNS = [f"{DPC}/runs/{e}/{s}.parquet" for e, s in DPC_JOBS]
-DPC_FIGS = dpc_figures.available(memcap_config.preset(config, "dpc")["experiments"]) + ["theory"]
-DPC_FIGURES = [f"figures/dpc_{name}.{ext}" for name in DPC_FIGS for ext in ("png", "pdf")]
+DPC_PRESET = memcap_params.preset(config, "dpc")
+DPC_RUNS = [f"{DPC}/runs/{e}/{s}.parquet" for e, s in dpc_grid.jobs(DPC_PRESET)]
+DPC_TABLE = {name: f"{DPC}/tables/{file}" for name, file in dpc_aggregate.TABLES.items()}
+DPC_METRICS = f"{DPC}/metrics.json"
+
+
+def dpc_figure_paths(names):
+    return [f"figures/dpc/{name}.{ext}" for name in names for ext in dpc_figures.FORMATS]
+
+
+DPC_FIGURES = dpc_figure_paths(dpc_figures.names(DPC_PRESET))
+DPC_KL_FIGURE = dpc_figure_paths([dpc_figures.KL])
 
 
 rule dpc:
-    """Target of the family (DVC stage `dpc`): every run, the tables, the fits and the figures."""
+    """Target of the family (DVC stage `dpc`): every run, the tables, the metrics and the figures."""
     input:
         DPC_RUNS,
-        f"{DPC}/runs.parquet",
-        f"{DPC}/fits.md",
-        f"{DPC}/theory.parquet",
+        list(DPC_TABLE.values()),
+        DPC_METRICS,
         DPC_FIGURES,
 
 
@@ -29,29 +38,29 @@ rule dpc_train:
     benchmark:
         "logs/dpc/{experiment}/{series}.benchmark.tsv"
     wildcard_constraints:
-        experiment=r"[a-z0-9_]+",
+        experiment=never_match(list(DPC_PRESET["experiments"])),
         series=r"all|\d+",
     params:
-        settings=lambda w: dpc_experiments.settings(config, w.experiment),  # reruns when they change
+        settings=lambda w: dpc_grid.settings(DPC_PRESET, w.experiment),  # reruns when they change
     threads: res("train")["threads"]
     resources:
         mem_mb=res("train")["mem_mb"],
         runtime=res("train")["runtime"],
         gpu=res("train")["gpu"],
     shell:
-        "{MEMCAP} dpc-train {PARAMS_ARGS} --threads {threads} --experiment {wildcards.experiment} "
+        "{MEMCAP} dpc train {PARAMS_ARGS} --threads {threads} --experiment {wildcards.experiment} "
         "--series {wildcards.series} --checkpoint checkpoints/dpc/{wildcards.experiment}_{wildcards.series} "
         "--out {output} > {log} 2>&1"
 
 
 rule dpc_aggregate:
-    """One tidy table of every run, and the per-grid-point mean/sd/min/max over repetitions."""
+    """One tidy table of every run, the per-grid-point mean/sd/min/max over repetitions, DVC metrics."""
     input:
         DPC_RUNS,
     output:
-        runs=f"{DPC}/runs.parquet",
-        summary=f"{DPC}/summary.parquet",
-        metrics=f"{DPC}/metrics.json",
+        runs=DPC_TABLE["runs"],
+        summary=DPC_TABLE["summary"],
+        metrics=DPC_METRICS,
     log:
         "logs/dpc/aggregate.log",
     threads: res("light")["threads"]
@@ -60,44 +69,44 @@ rule dpc_aggregate:
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} dpc-aggregate {PARAMS_ARGS} --out {output.runs} --summary {output.summary} "
+        "{MEMCAP} dpc aggregate {PARAMS_ARGS} --runs {output.runs} --summary {output.summary} "
         "--metrics {output.metrics} {input} > {log} 2>&1"
 
 
-rule dpc_report:
+rule dpc_figures:
     """Fits of spec §3 (Parquet + markdown slope table) and the per-experiment figures."""
     input:
-        runs=f"{DPC}/runs.parquet",
-        summary=f"{DPC}/summary.parquet",
+        runs=DPC_TABLE["runs"],
+        summary=DPC_TABLE["summary"],
     output:
-        [f for f in DPC_FIGURES if "dpc_theory." not in f],
-        fits=f"{DPC}/fits.parquet",
-        fits_md=f"{DPC}/fits.md",
+        figures=[f for f in DPC_FIGURES if f not in DPC_KL_FIGURE],
+        fits=DPC_TABLE["fits"],
+        fits_md=DPC_TABLE["fits_md"],
     log:
-        "logs/dpc/report.log",
+        "logs/dpc/figures.log",
     threads: res("light")["threads"]
     resources:
         mem_mb=res("light")["mem_mb"],
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} dpc-report {PARAMS_ARGS} --runs {input.runs} --summary {input.summary} "
-        "--fits {output.fits} --fits-md {output.fits_md} --figdir figures > {log} 2>&1"
+        "{MEMCAP} dpc figures {PARAMS_ARGS} --runs {input.runs} --summary {input.summary} "
+        "--fits {output.fits} --fits-md {output.fits_md} --figures {output.figures} > {log} 2>&1"
 
 
-rule dpc_theory:
-    """Prop 3, Theorem 2 and LS-vs-WLS KL values next to their bounds (spec §4)."""
+rule dpc_kl:
+    """Prop 3, Theorem 2 and LS-vs-WLS KL values next to their bounds (spec §4), and their figure."""
     output:
-        table=f"{DPC}/theory.parquet",
-        figure=multiext("figures/dpc_theory", ".png", ".pdf"),
+        table=DPC_TABLE["kl"],
+        figures=DPC_KL_FIGURE,
     log:
-        "logs/dpc/theory.log",
+        "logs/dpc/kl.log",
     params:
-        theory=lambda w: memcap_config.preset(config, "dpc")["theory"],
+        theory=DPC_PRESET["theory"],  # reruns when they change
     threads: res("light")["threads"]
     resources:
         mem_mb=res("light")["mem_mb"],
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} dpc-theory {PARAMS_ARGS} --out {output.table} --figdir figures > {log} 2>&1"
+        "{MEMCAP} dpc kl {PARAMS_ARGS} --out {output.table} --figures {output.figures} > {log} 2>&1"

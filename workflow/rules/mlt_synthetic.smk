@@ -1,18 +1,22 @@
 # MLT synthetic sweeps (Mahdavi et al. 2024): Figs 2a, 2b, 2c, 4, 5 and the raw data of Fig 3.
 # One training job per (sweep, value, T); all seeds of a grid point train together in that job.
-from memcap import mlt_sweeps
+# Paths come from the library's names (memcap.mlt.grid, .aggregate, .figures).
+from memcap.mlt import aggregate as mlt_aggregate
+from memcap.mlt import figures as mlt_figures
+from memcap.mlt import grid as mlt_grid
 
 MLT = "results/mlt_synthetic"
-MLT_POINTS = mlt_sweeps.grid_points(config)
-MLT_PRESET = memcap_config.preset(config, "mlt_synthetic")
-MLT_ANALYSIS = [s for s in MLT_PRESET["sweeps"] if mlt_sweeps.sweep_settings(config, s)["analysis"]]
+MLT_PRESET = memcap_params.preset(config, mlt_grid.FAMILY)
+MLT_POINTS = mlt_grid.grid_points(MLT_PRESET)
+MLT_ANALYSIS = mlt_grid.analysis_sweeps(MLT_PRESET)
 MLT_RUNS = [f"{MLT}/runs/{s}/{v}/T{t}.parquet" for s, v, t in MLT_POINTS]
 MLT_ATTENTION = [f"{MLT}/attention/{s}/{v}/T{t}.parquet" for s, v, t in MLT_POINTS if s in MLT_ANALYSIS]
-MLT_FIGURES = [f"figures/mlt_{fig}.{ext}" for fig in mlt_sweeps.FIGURES for ext in ("png", "pdf")]
+MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
+MLT_FIGURES = [f"figures/mlt_synthetic/{name}.{ext}" for name in mlt_figures.NAMES for ext in mlt_figures.FORMATS]
 MLT_TRAIN_CMD = (
-    "{MEMCAP} mlt-train {PARAMS_ARGS} --threads {threads} --sweep {wildcards.sweep} "
+    "{MEMCAP} mlt train {PARAMS_ARGS} --threads {threads} --sweep {wildcards.sweep} "
     "--value {wildcards.value} --dataset-size {wildcards.T} "
-    "--checkpoint checkpoints/mlt_synthetic/{wildcards.sweep}_{wildcards.value}_T{wildcards.T}.pt"
+    "--checkpoint checkpoints/mlt_synthetic/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}.pt"
 )
 
 
@@ -22,12 +26,12 @@ wildcard_constraints:
 
 
 rule mlt_synthetic:
-    """Target of the family (DVC stage `mlt_synthetic`): every run, the table and the figures."""
+    """Target of the family (DVC stage `mlt_synthetic`): every run, the tables, metrics and figures."""
     input:
         MLT_RUNS,
         MLT_ATTENTION,
-        f"{MLT}/runs.parquet",
-        f"{MLT}/summary.md",
+        list(MLT_TABLE.values()),
+        f"{MLT}/metrics.json",
         MLT_FIGURES,
 
 
@@ -42,7 +46,7 @@ rule mlt_train:
     wildcard_constraints:
         sweep=f"(?!(?:{never_match(MLT_ANALYSIS)})/)[a-z0-9_]+",
     params:
-        settings=lambda w: mlt_sweeps.point_settings(config, w.sweep),  # reruns when they change
+        settings=lambda w: mlt_grid.point_settings(MLT_PRESET, w.sweep),  # reruns when they change
     threads: res("train")["threads"]
     resources:
         mem_mb=res("train")["mem_mb"],
@@ -64,22 +68,22 @@ rule mlt_train_with_attention:
     wildcard_constraints:
         sweep=never_match(MLT_ANALYSIS),
     params:
-        settings=lambda w: mlt_sweeps.point_settings(config, w.sweep),
+        settings=lambda w: mlt_grid.point_settings(MLT_PRESET, w.sweep),
     threads: res("train")["threads"]
     resources:
         mem_mb=res("train")["mem_mb"],
         runtime=res("train")["runtime"],
         gpu=res("train")["gpu"],
     shell:
-        MLT_TRAIN_CMD + " --out {output.runs} --analysis-out {output.attention} > {log} 2>&1"
+        MLT_TRAIN_CMD + " --out {output.runs} --attention-out {output.attention} > {log} 2>&1"
 
 
 rule mlt_aggregate:
-    """One tidy table of every run of the active preset (schema: memcap.mlt_report.RUN_COLUMNS)."""
+    """One tidy table of every run of the active preset (schema: memcap.mlt.aggregate.RUN_COLUMNS)."""
     input:
         MLT_RUNS,
     output:
-        runs=f"{MLT}/runs.parquet",
+        runs=MLT_TABLE["runs"],
         metrics=f"{MLT}/metrics.json",
     log:
         "logs/mlt_synthetic/aggregate.log",
@@ -89,17 +93,17 @@ rule mlt_aggregate:
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} mlt-aggregate {PARAMS_ARGS} --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
+        "{MEMCAP} mlt aggregate {PARAMS_ARGS} --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
 
 
 rule mlt_figures:
     """Seaborn figures (PNG and PDF), the Fig 2a linear fits and the markdown run summary."""
     input:
-        f"{MLT}/runs.parquet",
+        MLT_TABLE["runs"],
     output:
-        MLT_FIGURES,
-        table=f"{MLT}/summary.md",
-        fits=f"{MLT}/fits.parquet",
+        figures=MLT_FIGURES,
+        summary=MLT_TABLE["summary"],
+        fits=MLT_TABLE["fits"],
     log:
         "logs/mlt_synthetic/figures.log",
     threads: res("light")["threads"]
@@ -108,5 +112,5 @@ rule mlt_figures:
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} mlt-figures {PARAMS_ARGS} --runs {input} --figdir figures --table {output.table} "
-        "--fits {output.fits} > {log} 2>&1"
+        "{MEMCAP} mlt figures {PARAMS_ARGS} --runs {input} --figures {output.figures} "
+        "--summary {output.summary} --fits {output.fits} > {log} 2>&1"

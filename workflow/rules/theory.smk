@@ -1,119 +1,138 @@
-# MLT theory made executable (issue 5): CONSTRUCT (Theorem 1), GD vs construction vs bound, rank(Z)
-# bounds (Props 2, 5), and Fig 3 from the saturation sweeps that mlt_synthetic.smk trains
-# (MLT_ATTENTION, the sweeps with `analysis: true`). Include after mlt_synthetic.smk.
+# MLT theory made executable: CONSTRUCT (Theorem 1), GD vs construction vs bound, rank(Z) bounds
+# (Props 2, 5), and Fig 3 from the saturation sweeps that mlt_synthetic.smk trains (MLT_ATTENTION, the
+# sweeps with `analysis: true`). Include after mlt_synthetic.smk. Paths come from the library's names.
+from memcap.theory import aggregate as th_aggregate
+from memcap.theory import figures as th_figures
+from memcap.theory.grid import FAMILY as TH_FAMILY
+
 TH = "results/theory"
-TH_SETTINGS = memcap_config.preset(config, "theory")
-TH_FIGURES = [f"figures/theory_{name}.{ext}" for name in ("construct", "capacity", "rank_bounds")
-              for ext in ("png", "pdf")]
-TH_FIG3 = ["figures/mlt_fig3.png", "figures/mlt_fig3.pdf"]
+TH_PRESET = memcap_params.preset(config, TH_FAMILY)
+TH_TABLE = {name: f"{TH}/tables/{file}" for name, file in th_aggregate.TABLES.items()}
+TH_FIGURES = [f"figures/theory/{name}.{ext}" for name in th_figures.FIGURES for ext in th_figures.FORMATS]
+TH_TABLE_ARGS = ("--construct {input.construct} --gd {input.gd} --rank-bounds {input.rank_bounds} "
+                 "--trained-ranks {input.trained_ranks}")
 
 
 rule theory:
-    """Target of the family (DVC stage `theory`): tables, figures, Fig 3 and the summary."""
+    """Target of the family (DVC stage `theory`): the tables, the summary and the figures."""
     input:
-        f"{TH}/construct.parquet",
-        f"{TH}/gd.parquet",
-        f"{TH}/trained_ranks.parquet",
-        f"{TH}/rank_bounds.parquet",
-        f"{TH}/saturation.parquet",
-        f"{TH}/summary.md",
+        list(TH_TABLE.values()),
         TH_FIGURES,
-        TH_FIG3,
 
 
 rule theory_construct:
     """(a) CONSTRUCT over the grid; each point verified through MLTAttention's forward pass."""
     output:
-        f"{TH}/construct.parquet",
+        TH_TABLE["construct"],
     log:
         "logs/theory/construct.log",
     params:
-        settings=TH_SETTINGS,  # reruns when the preset changes
+        settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "construct")},  # reruns when they change
     threads: res("light")["threads"]
     resources:
         mem_mb=res("light")["mem_mb"],
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory-construct {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
+        "{MEMCAP} theory construct {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
 
 
 rule theory_gd:
-    """(b) the same datasets trained with the spine's trainer (regression); trained rank(Z) (Prop 2)."""
+    """(b) the same datasets trained with the MLT trainer (regression); trained rank(Z) (Prop 2)."""
     output:
-        runs=f"{TH}/gd.parquet",
-        ranks=f"{TH}/trained_ranks.parquet",
+        runs=TH_TABLE["gd"],
+        ranks=TH_TABLE["trained_ranks"],
     log:
         "logs/theory/gd.log",
     params:
-        settings=TH_SETTINGS,
+        settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "gradient_descent")},
     threads: res("train")["threads"]
     resources:
         mem_mb=res("train")["mem_mb"],
         runtime=res("train")["runtime"],
         gpu=res("train")["gpu"],
     shell:
-        "{MEMCAP} theory-gd {PARAMS_ARGS} --threads {threads} --out {output.runs} "
+        "{MEMCAP} theory gd {PARAMS_ARGS} --threads {threads} --out {output.runs} "
         "--ranks-out {output.ranks} > {log} 2>&1"
 
 
 rule theory_bounds:
     """(c) rank(Z) under random and constructed weights against Props 2 and 5."""
     output:
-        f"{TH}/rank_bounds.parquet",
+        TH_TABLE["rank_bounds"],
     log:
         "logs/theory/bounds.log",
     params:
-        settings=TH_SETTINGS,
+        settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "bounds")},
     threads: res("light")["threads"]
     resources:
         mem_mb=res("light")["mem_mb"],
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory-bounds {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
+        "{MEMCAP} theory bounds {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
 
 
 rule theory_saturation:
-    """Fig 3 (saturation map, saturated heads per example, max attention) and its summary table."""
+    """Fig 3's table (saturated heads per example, max attention) from the MLT attention Parquets."""
     input:
         MLT_ATTENTION,
     output:
-        table=f"{TH}/saturation.parquet",
-        figures=TH_FIG3,
+        TH_TABLE["saturation"],
     log:
         "logs/theory/saturation.log",
     params:
-        settings=TH_SETTINGS["saturation"],
+        settings=TH_PRESET["saturation"],
     threads: res("light")["threads"]
     resources:
         mem_mb=res("light")["mem_mb"],
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory-saturation {PARAMS_ARGS} --out {output.table} --figure figures/mlt_fig3 "
-        "{input} > {log} 2>&1"
+        "{MEMCAP} theory saturation {PARAMS_ARGS} --attention {input} --out {output} > {log} 2>&1"
+
+
+rule theory_summary:
+    """The family's markdown summary, every number computed from its tables."""
+    input:
+        construct=TH_TABLE["construct"],
+        gd=TH_TABLE["gd"],
+        rank_bounds=TH_TABLE["rank_bounds"],
+        trained_ranks=TH_TABLE["trained_ranks"],
+        saturation=TH_TABLE["saturation"],
+    output:
+        TH_TABLE["summary"],
+    log:
+        "logs/theory/summary.log",
+    threads: res("light")["threads"]
+    resources:
+        mem_mb=res("light")["mem_mb"],
+        runtime=res("light")["runtime"],
+        gpu=0,
+    shell:
+        "{MEMCAP} theory summary {PARAMS_ARGS} " + TH_TABLE_ARGS + " --saturation {input.saturation} "
+        "--out {output} > {log} 2>&1"
 
 
 rule theory_figures:
-    """Construct / capacity / rank-bound figures (PNG and PDF) and the markdown summary."""
+    """construct, capacity, rank_bounds and Fig 3 (PNG and PDF)."""
     input:
-        construct=f"{TH}/construct.parquet",
-        gd=f"{TH}/gd.parquet",
-        ranks=f"{TH}/trained_ranks.parquet",
-        bounds=f"{TH}/rank_bounds.parquet",
-        saturation=f"{TH}/saturation.parquet",
+        construct=TH_TABLE["construct"],
+        gd=TH_TABLE["gd"],
+        rank_bounds=TH_TABLE["rank_bounds"],
+        trained_ranks=TH_TABLE["trained_ranks"],
+        attention=MLT_ATTENTION,
     output:
         TH_FIGURES,
-        table=f"{TH}/summary.md",
     log:
         "logs/theory/figures.log",
+    params:
+        fig3=TH_PRESET["saturation"],  # threshold and examples shown: redraw when they change
     threads: res("light")["threads"]
     resources:
         mem_mb=res("light")["mem_mb"],
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory-figures {PARAMS_ARGS} --construct {input.construct} --gd {input.gd} "
-        "--bounds {input.bounds} --trained-ranks {input.ranks} --saturation {input.saturation} "
-        "--figdir figures --table {output.table} > {log} 2>&1"
+        "{MEMCAP} theory figures {PARAMS_ARGS} " + TH_TABLE_ARGS + " --attention {input.attention} "
+        "--figures {output} > {log} 2>&1"

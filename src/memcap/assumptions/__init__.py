@@ -1,12 +1,16 @@
 """Assumption checks of Mahdavi et al. 2024 (Table 1, Fig 1, Table 3, Assumption 3), spec mahdavi.md §4.
 
-checks.py      rank of each context (Asm 2), Kruskal-rank sampling with a Wilson interval, k-search
+grid.py        the tracks (photos, digits, gpt2, bert) and the settings one track job reads (torch-free)
+rank.py        rank of each context (Asm 2), Kruskal-rank sampling over nested subsets, k-search
 images.py      image sources: package photos (seeded crops), sklearn digits, ImageNet folder, HF parquet
 wikitext.py    Wikipedia sources: ovos extracts, gensim enwiki articles, datasets on disk (three forms)
 hf.py          offline Hugging Face loading (local cache by repo id) and the GPT-2 BPE file
 vision.py      ViT tracks: embedding layer, random attention, random/trained first block
 digits_vit.py  the small ViT the pipeline trains on sklearn digits (random vs trained, for real)
 text.py        GPT-2 (last token) and BERT two-segment ([CLS]) tracks, layers L0 and L1
-suite.py       one track's features -> one row per check (the family's Parquet schema)
-report.py      Table 1, Table 3 (markdown + LaTeX) and Fig 1
+suite.py       one track's features -> one row per check, with Wilson intervals (memcap.stats)
+tracks.py      one track job: its data source through its models -> checks and Fig 1 curves
+aggregate.py   the family Parquet of every check; Table 1 and Table 3 (markdown + LaTeX); TABLES
+figures.py     Fig 1 (fraction of full-rank k-subsets vs k); FIGURES names it
+checks.py      what JSON Schema cannot say about the `assumptions` section (torch-free)
 """

@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from memcap.assumptions.checks import KruskalSampler, asm3_vectors, rank_context, wilson_interval
+from memcap.assumptions.rank import KruskalSampler, asm3_vectors, rank_context
+from memcap.stats import wilson_interval
 
 CHECKS = ("gp", "asm1", "asm2", "asm3")
-# Column order of results/assumptions/checks/*.parquet (one row per model, layer and check)
+# Column order of results/assumptions/runs/checks/*.parquet (one row per model, layer and check)
 COLUMNS = ["track", "data_source", "data_label", "model", "layer", "weights", "status", "reason", "check",
            "T", "n", "d", "k", "trials", "full_rank", "fraction", "ci_low", "ci_high", "threshold", "holds",
            "kruskal_rank_est", "search_evals", "distinct_sources", "wall_time_s"]

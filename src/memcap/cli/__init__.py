@@ -1,8 +1,8 @@
-"""`python -m memcap <command>`: the entry points the Snakemake rules call.
+"""`python -m memcap <family> <command>`: the entry points the Snakemake rules call.
 
-Each family has a module in this package with `register(subparsers)`; its commands take
-`--params params.yaml` (validated before anything runs) and `--scale/--device` overrides that the
-rules pass from Snakemake's config, so `snakemake --config scale=paper` reaches every job.
+Each family has a module here with a one-line HELP and `register(subparsers)`. Every command takes
+`--params FILE`: the rules pass the resolved params the Snakemake DAG was built from (params.yaml plus
+any --configfile/--config overrides, written by the Snakefile), never params.yaml behind its back.
 """
 
 from __future__ import annotations
@@ -12,30 +12,38 @@ import importlib
 import logging
 import sys
 
-from memcap import config
+from memcap import params as memcap_params
 
-# One module per family; each adds its subcommands.
-FAMILY_CLIS = ["memcap.cli.common", "memcap.cli.mlt", "memcap.cli.theory", "memcap.cli.dpc", "memcap.cli.assumptions",
-              "memcap.cli.report"]
+# One module per family, in the order of the pipeline; each adds its commands.
+FAMILIES = ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report")
 
 
 def add_params_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
-    p.add_argument("--scale", choices=["quick", "paper"], help="override params.yaml's scale")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override params.yaml's device")
+    p.add_argument("--params", default="params.yaml",
+                   help="params file (the rules pass the resolved one; default: params.yaml)")
+    p.add_argument("--scale", choices=list(memcap_params.SCALES), help="override the file's scale")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override the file's device")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all/SLURM's)")
 
 
 def load_params(args: argparse.Namespace) -> dict:
     overrides = {k: getattr(args, k) for k in ("scale", "device") if getattr(args, k, None)}
-    return config.load(args.params, overrides)
+    return memcap_params.load(args.params, overrides)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memcap", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in FAMILY_CLIS:
-        importlib.import_module(name).register(sub)
+    parser = argparse.ArgumentParser(prog="memcap", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    families = parser.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    listing = []
+    for name in FAMILIES:
+        module = importlib.import_module(f"memcap.cli.{name}")
+        fam = families.add_parser(name, help=module.HELP, description=module.HELP)
+        commands = fam.add_subparsers(dest="command", required=True, metavar="COMMAND")
+        module.register(commands)
+        listing.append(f"  {name:<12} {module.HELP}")
+        listing += [f"    {name} {c.dest:<22} {c.help}" for c in commands._choices_actions]
+    parser.epilog = "commands by family:\n" + "\n".join(listing)
     return parser
 
 
@@ -44,6 +52,6 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except config.ParamsError as e:
+    except memcap_params.ParamsError as e:
         print(f"memcap: {e}", file=sys.stderr)
         sys.exit(2)

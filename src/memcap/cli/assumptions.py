@@ -1,43 +1,60 @@
-"""Assumption-check family: train the digits ViT, run one track's checks, draw Tables 1/3 and Fig 1."""
+"""assumptions: train the digits ViT, run one track's checks, write Tables 1/3 and draw Fig 1."""
 
 from __future__ import annotations
 
 from memcap.cli import add_params_args, load_params
 
+HELP = "MLT assumption checks: digits ViT, one track's rank/Kruskal checks, Tables 1 and 3, Fig 1"
+
 
 def register(sub) -> None:
-    p = sub.add_parser("assumptions-digits-vit", help="train the small ViT on sklearn digits")
+    from memcap.assumptions.grid import TRACKS
+
+    p = sub.add_parser("digits-vit", help="train the small ViT on sklearn digits")
     add_params_args(p)
     p.add_argument("--out", required=True, help="checkpoint (.pt) with its test accuracy")
-    p.add_argument("--metrics", required=True, help="JSON: train/test accuracy, wall time")
+    p.add_argument("--metrics", required=True, help="JSON: train/test accuracy, wall time (DVC metrics)")
     p.set_defaults(func=_digits_vit)
 
-    p = sub.add_parser("assumptions-track", help="rank, Kruskal, GP and Asm 3 checks of one track")
+    p = sub.add_parser("track", help="rank, Kruskal, GP and Asm 3 checks of one track")
     add_params_args(p)
-    p.add_argument("--track", required=True, choices=["photos", "digits", "gpt2", "bert"])
+    p.add_argument("--track", required=True, choices=list(TRACKS))
     p.add_argument("--digits-vit", help="the trained digits ViT checkpoint (track digits)")
     p.add_argument("--out", required=True, help="Parquet: one row per (model, layer, check)")
     p.add_argument("--curves", required=True, help="Parquet: Fig 1's fraction vs k (may be empty)")
     p.set_defaults(func=_track)
 
-    p = sub.add_parser("assumptions-report", help="Table 1, Table 3 (md + LaTeX) and Fig 1")
+    p = sub.add_parser("aggregate", help="the family Parquet of every check; Tables 1 and 3 (md + LaTeX)")
     add_params_args(p)
-    p.add_argument("--checks", nargs="+", required=True)
-    p.add_argument("--curves", nargs="+", required=True)
     p.add_argument("--out", required=True, help="the family Parquet of every check")
-    p.add_argument("--tabledir", required=True)
-    p.add_argument("--figdir", required=True)
-    p.set_defaults(func=_report)
+    p.add_argument("--tables", nargs="+", required=True,
+                   help="output paths; stem and suffix name the table (table1.md, table3.tex, ...)")
+    p.add_argument("--checks", nargs="+", required=True, help="the tracks' checks Parquets")
+    p.set_defaults(func=_aggregate)
+
+    p = sub.add_parser("figures", help="Fig 1 (PNG/PDF) from the tracks' curve Parquets")
+    add_params_args(p)
+    p.add_argument("--figures", nargs="+", required=True, help="output paths; the file stem names the figure (fig1)")
+    p.add_argument("--curves", nargs="+", required=True, help="the tracks' curves Parquets")
+    p.set_defaults(func=_figures)
 
 
-def _digits_vit(args) -> None:
-    from memcap import config, results, runtime
-    from memcap.assumptions import digits_vit
-    from memcap.assumptions.family import FAMILY
+def _setup(args):
+    from memcap import params as memcap_params
+    from memcap import runtime
+    from memcap.assumptions.grid import FAMILY
 
     params = load_params(args)
     runtime.prepare(args.threads)
-    settings = config.preset(params, FAMILY)["vision"]["digits"]
+    return params, memcap_params.preset(params, FAMILY)
+
+
+def _digits_vit(args) -> None:
+    from memcap import results, runtime
+    from memcap.assumptions import digits_vit
+
+    params, preset = _setup(args)
+    settings = preset["vision"]["digits"]
     model, metrics = digits_vit.train_digits_vit(settings, runtime.pick_device(params["device"]))
     digits_vit.save(model, metrics, args.out)
     results.write_json({**metrics, "provenance": results.provenance(settings, scale=params["scale"])},
@@ -45,15 +62,13 @@ def _digits_vit(args) -> None:
 
 
 def _track(args) -> None:
-    from memcap import config, results, runtime
+    from memcap import results, runtime
     from memcap.assumptions import tracks
-    from memcap.assumptions.family import FAMILY
+    from memcap.assumptions.grid import VISION_TRACKS
 
-    params = load_params(args)
-    runtime.prepare(args.threads)
-    preset = config.preset(params, FAMILY)
+    params, preset = _setup(args)
     device = runtime.pick_device(params["device"])
-    if args.track in ("photos", "digits"):
+    if args.track in VISION_TRACKS:
         checks, curves, meta = tracks.run_vision(preset, args.track, device, args.digits_vit)
         section = preset["vision"][args.track]
     else:
@@ -66,15 +81,26 @@ def _track(args) -> None:
     results.write_parquet(checks, args.out, prov)
 
 
-def _report(args) -> None:
-    from memcap import config, results
-    from memcap.assumptions import report
-    from memcap.assumptions.family import FAMILY
+def _aggregate(args) -> None:
+    from pathlib import Path
+
+    from memcap import params as memcap_params
+    from memcap import results
+    from memcap.assumptions import aggregate
+    from memcap.assumptions.grid import FAMILY
 
     params = load_params(args)
     checks = results.read_parquet(args.checks)
-    curves = results.read_parquet(args.curves)
-    results.write_parquet(checks, args.out, results.provenance(config.preset(params, FAMILY),
+    results.write_parquet(checks, args.out, results.provenance(memcap_params.preset(params, FAMILY),
                                                                scale=params["scale"], inputs=args.checks))
-    report.write_tables(checks, args.tabledir)
-    report.draw_fig1(curves, args.figdir)
+    for path in map(Path, args.tables):
+        results.write_text(aggregate.render(path.stem, path.suffix.lstrip("."), checks), path)
+
+
+def _figures(args) -> None:
+    from memcap import results
+    from memcap.assumptions import figures
+
+    curves = results.read_parquet(args.curves)
+    for name, paths in results.by_stem(args.figures).items():
+        results.save_figure(figures.draw(name, curves), paths)

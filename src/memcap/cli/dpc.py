@@ -1,12 +1,14 @@
-"""DPC family: train one curve, aggregate, fit and draw, and the theory table."""
+"""dpc: train one curve, aggregate the runs, fit and draw, and the KL theory."""
 
 from __future__ import annotations
 
 from memcap.cli import add_params_args, load_params
 
+HELP = "DPC (Dana et al. 2025): look-up tables memorised by attention-only transformers"
+
 
 def register(sub) -> None:
-    p = sub.add_parser("dpc-train", help="train every grid point of one DPC curve (all repetitions batched)")
+    p = sub.add_parser("train", help="train every grid point of one curve (all repetitions batched)")
     add_params_args(p)
     p.add_argument("--experiment", required=True)
     p.add_argument("--series", required=True, help="series value (e.g. d), or 'all' for experiments without one")
@@ -14,74 +16,81 @@ def register(sub) -> None:
     p.add_argument("--checkpoint", help="prefix of per-grid-point checkpoints (preemption, requeue)")
     p.set_defaults(func=_train)
 
-    p = sub.add_parser("dpc-aggregate", help="concatenate DPC run Parquets; per-grid-point summary")
+    p = sub.add_parser("aggregate", help="concatenate the run Parquets; per-grid-point summary; DVC metrics")
     add_params_args(p)
-    p.add_argument("--out", required=True, help="aggregate runs Parquet")
-    p.add_argument("--summary", required=True, help="per-grid-point mean/sd Parquet")
+    p.add_argument("--runs", required=True, help="Parquet of every run")
+    p.add_argument("--summary", required=True, help="Parquet of the per-grid-point mean/sd/min/max")
     p.add_argument("--metrics", required=True, help="JSON metrics for DVC")
-    p.add_argument("inputs", nargs="+")
+    p.add_argument("inputs", nargs="+", help="the training jobs' Parquets")
     p.set_defaults(func=_aggregate)
 
-    p = sub.add_parser("dpc-report", help="DPC fits (Parquet + markdown) and figures")
+    p = sub.add_parser("figures", help="fitted slopes (Parquet + markdown) and the accuracy figures")
     add_params_args(p)
     p.add_argument("--runs", required=True)
     p.add_argument("--summary", required=True)
-    p.add_argument("--fits", required=True, help="Parquet of fitted coefficients")
+    p.add_argument("--fits", required=True, help="Parquet of the fitted coefficients")
     p.add_argument("--fits-md", required=True, help="markdown table of the fitted slopes")
-    p.add_argument("--figdir", required=True)
-    p.set_defaults(func=_report)
+    p.add_argument("--figures", nargs="+", required=True,
+                   help="figure paths; each stem names a figure (figures/dpc/exp1.png, .pdf)")
+    p.set_defaults(func=_figures)
 
-    p = sub.add_parser("dpc-theory", help="Prop 3 / Theorem 2 / LS-vs-WLS KL table and figure")
+    p = sub.add_parser("kl", help="Prop 3 / Theorem 2 / LS-vs-WLS KL table and its figure")
     add_params_args(p)
-    p.add_argument("--out", required=True)
-    p.add_argument("--figdir", required=True)
-    p.set_defaults(func=_theory)
+    p.add_argument("--out", required=True, help="Parquet of the KL table")
+    p.add_argument("--figures", nargs="+", required=True, help="paths of the KL figure (.png, .pdf)")
+    p.set_defaults(func=_kl)
+
+
+def _preset(params: dict) -> dict:
+    from memcap.params import preset
+
+    return preset(params, "dpc")
 
 
 def _train(args) -> None:
     from memcap import results, runtime
-    from memcap.dpc import experiments
+    from memcap.dpc import grid, train
 
     params = load_params(args)
     runtime.prepare(args.threads)
-    runs = experiments.run_job(params, args.experiment, args.series, checkpoint_prefix=args.checkpoint)
-    meta = results.provenance(experiments.settings(params, args.experiment), scale=params["scale"],
-                              experiment=args.experiment, series=args.series)
+    s = grid.settings(_preset(params), args.experiment)
+    runs = train.run_job(s, args.experiment, args.series, params["scale"], params.get("device", "auto"),
+                         checkpoint_prefix=args.checkpoint)
+    meta = results.provenance(s, scale=params["scale"], experiment=args.experiment, series=args.series)
     results.write_parquet(runs, args.out, meta)
 
 
 def _aggregate(args) -> None:
     from memcap import results
-    from memcap.dpc import report
+    from memcap.dpc import aggregate
 
     params = load_params(args)
     runs = results.read_parquet(args.inputs)
-    meta = results.provenance(params["dpc"][params["scale"]], scale=params["scale"])
-    results.write_parquet(runs, args.out, meta)
-    results.write_parquet(report.summarise(runs), args.summary, meta)
-    results.write_json(report.metrics(runs), args.metrics)
+    meta = results.provenance(_preset(params), scale=params["scale"])
+    results.write_parquet(runs, args.runs, meta)
+    results.write_parquet(aggregate.summarise(runs), args.summary, meta)
+    results.write_json(aggregate.metrics(runs), args.metrics)
 
 
-def _report(args) -> None:
+def _figures(args) -> None:
     from memcap import results
-    from memcap.dpc import figures, report
+    from memcap.dpc import aggregate, figures
 
     params = load_params(args)
     runs, points = results.read_parquet(args.runs), results.read_parquet(args.summary)
-    table = report.fit_table(points)
-    meta = results.provenance(params["dpc"][params["scale"]], scale=params["scale"])
+    table = aggregate.fit_table(points)
+    meta = results.provenance(_preset(params), scale=params["scale"])
     results.write_parquet(table, args.fits, meta)
-    results.write_text(report.fits_markdown(table, params["scale"]), args.fits_md)
-    figures.draw_all(runs, table, params["scale"], args.figdir)
+    results.write_text(aggregate.fits_markdown(table, params["scale"]), args.fits_md)
+    figures.draw(args.figures, runs, table, params["scale"])
 
 
-def _theory(args) -> None:
+def _kl(args) -> None:
     from memcap import results
-    from memcap.dpc import figures
-    from memcap.theory import dpc_kl
+    from memcap.dpc import figures, kl
 
     params = load_params(args)
-    t = params["dpc"][params["scale"]]["theory"]
-    table = dpc_kl.theory_table(t)
+    t = _preset(params)["theory"]
+    table = kl.kl_table(t)
     results.write_parquet(table, args.out, results.provenance(t, scale=params["scale"]))
-    figures.theory_figure(table, params["scale"], args.figdir)
+    figures.kl_figure(table, params["scale"], args.figures)

@@ -1,8 +1,10 @@
-"""Reproduction report: claims scorecard, bits per parameter, capacity by search, the HTML page."""
+"""report: the claims scorecard, bits per parameter and the HTML page, from the families' tables."""
 
 from __future__ import annotations
 
 from memcap.cli import add_params_args, load_params
+
+HELP = "the reproduction report: claims scorecard, bits per parameter, one HTML page (reads tables only)"
 
 
 def _named(values: list[str]) -> dict[str, str]:
@@ -17,63 +19,49 @@ def _named(values: list[str]) -> dict[str, str]:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report-scorecard", help="one row per paper claim: statistic, test, verdict, scale")
+    p = sub.add_parser("scorecard", help="one row per paper claim: statistic, test, verdict, scale")
     add_params_args(p)
     p.add_argument("--input", action="append", default=[], metavar="NAME=PATH",
                    help="a family table; names: mlt_runs theory_construct theory_rank_bounds theory_saturation "
                         "assumption_checks dpc_summary dpc_theory capacity")
-    p.add_argument("--out", required=True)
-    p.add_argument("--md", required=True)
+    p.add_argument("--out", required=True, help="tables/scorecard.parquet")
+    p.add_argument("--md", required=True, help="tables/scorecard.md")
     p.set_defaults(func=_scorecard)
 
-    p = sub.add_parser("report-bits", help="bits per parameter of both families' trained models + figure")
+    p = sub.add_parser("bits", help="bits per parameter of both families' trained models + its figure")
     add_params_args(p)
     p.add_argument("--mlt-runs")
     p.add_argument("--dpc-runs")
-    p.add_argument("--out", required=True)
-    p.add_argument("--md", required=True)
-    p.add_argument("--figure", required=True, help="figure path without extension (PNG and PDF)")
+    p.add_argument("--out", required=True, help="tables/bits.parquet")
+    p.add_argument("--md", required=True, help="tables/bits.md")
+    p.add_argument("--figures", nargs="+", required=True, help="figure paths (bits.png, bits.pdf)")
     p.set_defaults(func=_bits)
 
-    p = sub.add_parser("report-capacity", help="bracketing capacity search of one (H, d_h) architecture")
-    add_params_args(p)
-    p.add_argument("--heads", type=int, required=True)
-    p.add_argument("--head-dim", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=_capacity)
-
-    p = sub.add_parser("report-capacity-aggregate", help="one capacity table + the capacity-vs-bounds figure")
-    add_params_args(p)
-    p.add_argument("--out", required=True)
-    p.add_argument("--figure", required=True)
-    p.add_argument("inputs", nargs="+")
-    p.set_defaults(func=_capacity_aggregate)
-
-    p = sub.add_parser("report-html", help="the self-contained HTML report (figures inlined)")
+    p = sub.add_parser("html", help="the self-contained HTML report (figures inlined)")
     add_params_args(p)
     p.add_argument("--scorecard", required=True)
     p.add_argument("--bits-md", required=True)
-    p.add_argument("--capacity")
+    p.add_argument("--capacity", help="the capacity family's table")
     p.add_argument("--table", action="append", default=[], metavar="NAME=PATH", help="markdown table to include")
+    p.add_argument("--figures", nargs="*", default=[], help="PNG figures (figures/<family>/<name>.png), in page order")
     p.add_argument("--out", required=True)
-    p.add_argument("figures", nargs="*", help="PNG figures, in page order")
     p.set_defaults(func=_html)
 
 
 def _meta(params, **extra):
-    from memcap import config, results
+    from memcap import results
 
-    return results.provenance({"scale": params["scale"], "report": config.preset(params, "report")}, **extra)
+    return results.provenance({"scale": params["scale"]}, **extra)
 
 
 def _scorecard(args) -> None:
+    from pathlib import Path
+
     from memcap import results
     from memcap.report import claims
 
     params = load_params(args)
     paths = _named(args.input)
-    from pathlib import Path
-
     # A table that was not produced (a run outside Snakemake) makes its claims "not run at this scale".
     tables = {name: results.read_parquet(path) if Path(path).exists() else None for name, path in paths.items()}
     card = claims.scorecard(tables, params["scale"])
@@ -85,7 +73,7 @@ def _scorecard(args) -> None:
 
 def _bits(args) -> None:
     from memcap import results
-    from memcap.report import bits
+    from memcap.report import bits, figures
 
     params = load_params(args)
     mlt = results.read_parquet(args.mlt_runs) if args.mlt_runs else None
@@ -94,29 +82,7 @@ def _bits(args) -> None:
     notes = bits.skipped(mlt, dpc)
     results.write_parquet(table, args.out, _meta(params, skipped=notes, references=bits.REFERENCES))
     results.write_text(bits.markdown(table, notes), args.md)
-    bits.figure(table, args.figure)
-
-
-def _capacity(args) -> None:
-    from memcap import results, runtime
-    from memcap.report import capacity
-
-    params = load_params(args)
-    runtime.prepare(args.threads)
-    row = capacity.search_architecture(params, args.heads, args.head_dim, progress=True)
-    results.write_parquet(row, args.out, _meta(params, heads=args.heads, head_dim=args.head_dim))
-    print(row.drop(columns="trace").to_string(index=False))
-
-
-def _capacity_aggregate(args) -> None:
-    from memcap import config, results
-    from memcap.report.figures import capacity_figure
-
-    params = load_params(args)
-    cap = results.read_parquet(args.inputs).sort_values(["heads", "head_dim"]).reset_index(drop=True)
-    results.write_parquet(cap, args.out, _meta(params))
-    s = config.preset(params, "report")["capacity"]
-    capacity_figure(cap, s["head_dim"], s["heads"], args.figure)
+    figures.draw(table, args.figures)
 
 
 def _html(args) -> None:

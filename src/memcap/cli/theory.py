@@ -1,120 +1,147 @@
-"""MLT theory family: CONSTRUCT grid, GD vs construction, rank(Z) bounds, Fig 3, figures and table."""
+"""theory: MLT theory made executable: CONSTRUCT, GD vs construction, rank(Z) bounds, Fig 3."""
 
 from __future__ import annotations
 
 from memcap.cli import add_params_args, load_params
 
+HELP = "MLT theory: CONSTRUCT grid, GD vs construction vs bound, rank(Z) bounds, Fig 3"
+
 
 def register(sub) -> None:
-    p = sub.add_parser("theory-construct", help="(a) CONSTRUCT over the grid: rank, cond, c, residual")
+    p = sub.add_parser("construct", help="(a) CONSTRUCT over the grid: rank, cond, c, residual")
     add_params_args(p)
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the construct table (Parquet)")
     p.set_defaults(func=_construct)
 
-    p = sub.add_parser("theory-gd", help="(b) gradient descent (spine trainer) vs construction vs bound")
+    p = sub.add_parser("gd", help="(b) gradient descent (MLT trainer) vs construction vs bound")
     add_params_args(p)
-    p.add_argument("--out", required=True)
-    p.add_argument("--ranks-out", required=True, help="rank(Z) of the trained weights (Prop 2)")
+    p.add_argument("--out", required=True, help="the gd table (Parquet)")
+    p.add_argument("--ranks-out", required=True, help="rank(Z) of the trained weights (Prop 2), Parquet")
     p.set_defaults(func=_gd)
 
-    p = sub.add_parser("theory-bounds", help="(c) rank(Z) under random/constructed weights vs Props 2, 5")
+    p = sub.add_parser("bounds", help="(c) rank(Z) under random/constructed weights vs Props 2, 5")
     add_params_args(p)
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the rank_bounds table (Parquet)")
     p.set_defaults(func=_bounds)
 
-    p = sub.add_parser("theory-saturation", help="Fig 3 and its summary from the spine's attention Parquets")
+    p = sub.add_parser("saturation", help="Fig 3's table from the MLT family's attention Parquets")
     add_params_args(p)
-    p.add_argument("--out", required=True, help="summary Parquet")
-    p.add_argument("--figure", required=True, help="figure path without extension (PNG and PDF)")
-    p.add_argument("inputs", nargs="*")
+    p.add_argument("--out", required=True, help="the saturation table (Parquet)")
+    p.add_argument("--attention", nargs="*", default=[],
+                   help="attention Parquets of the MLT sweeps with analysis: true")
     p.set_defaults(func=_saturation)
 
-    p = sub.add_parser("theory-figures", help="construct / capacity / rank-bound figures and summary.md")
+    p = sub.add_parser("summary", help="the family's markdown summary from its tables")
     add_params_args(p)
-    for name in ("construct", "gd", "bounds", "trained-ranks", "saturation"):
-        p.add_argument(f"--{name}", required=True)
-    p.add_argument("--figdir", required=True)
-    p.add_argument("--table", required=True)
+    _table_args(p)
+    p.add_argument("--saturation", required=True)
+    p.add_argument("--out", required=True, help="summary.md")
+    p.set_defaults(func=_summary)
+
+    p = sub.add_parser("figures", help="construct, capacity, rank_bounds and Fig 3 (PNG/PDF)")
+    add_params_args(p)
+    _table_args(p)
+    p.add_argument("--attention", nargs="*", default=[], help="the MLT attention Parquets (Fig 3)")
+    p.add_argument("--figures", nargs="+", required=True,
+                   help="output paths; the file stem names the figure (construct, capacity, rank_bounds, fig3)")
     p.set_defaults(func=_figures)
 
 
-def scale_label(params: dict) -> str:
-    if params["scale"] == "quick":
-        return "quick preset: a stand-in with smaller d, n, H, T and steps than the paper"
-    return "paper preset"
+def _table_args(p) -> None:
+    for name in ("construct", "gd", "rank-bounds", "trained-ranks"):
+        p.add_argument(f"--{name}", required=True, help=f"the {name.replace('-', '_')} table (Parquet)")
 
 
 def _setup(args):
+    from memcap import params as memcap_params
     from memcap import runtime
+    from memcap.theory.grid import FAMILY
 
     params = load_params(args)
     runtime.prepare(args.threads)
-    return params
+    return params, memcap_params.preset(params, FAMILY)
 
 
-def _write(df, path, params, **extra):
+def _write(df, path, params, preset, **extra):
     from memcap import results
-    from memcap.theory.mlt_experiments import settings_for
+    from memcap.theory.grid import FAMILY
 
-    results.write_parquet(df, path, results.provenance(settings_for(params), **extra))
+    # Provenance: the scale and the family's active preset (what every number here depends on).
+    results.write_parquet(df, path, results.provenance({"scale": params["scale"], FAMILY: preset}, **extra))
 
 
 def _construct(args) -> None:
-    from memcap.theory.mlt_experiments import construct_grid
+    from memcap.theory import exp_construct
 
-    params = _setup(args)
-    _write(construct_grid(params), args.out, params, experiment="construct")
+    params, preset = _setup(args)
+    _write(exp_construct.run(preset), args.out, params, preset, experiment="construct")
 
 
 def _gd(args) -> None:
-    from memcap.runtime import seed_everything
-    from memcap.theory.mlt_experiments import gradient_descent
+    from memcap.runtime import pick_device, seed_everything
+    from memcap.theory import exp_gd
 
-    params = _setup(args)
+    params, preset = _setup(args)
     seed_everything(0)
-    runs, ranks = gradient_descent(params)
-    _write(runs, args.out, params, experiment="gradient_descent")
-    _write(ranks, args.ranks_out, params, experiment="trained_ranks")
+    runs, ranks = exp_gd.run(preset, pick_device(params.get("device", "auto")))
+    _write(runs, args.out, params, preset, experiment="gradient_descent")
+    _write(ranks, args.ranks_out, params, preset, experiment="trained_ranks")
 
 
 def _bounds(args) -> None:
-    from memcap.theory.mlt_experiments import rank_bounds
+    from memcap.theory import exp_bounds
 
-    params = _setup(args)
-    _write(rank_bounds(params), args.out, params, experiment="rank_bounds")
+    params, preset = _setup(args)
+    _write(exp_bounds.run(preset), args.out, params, preset, experiment="rank_bounds")
 
 
 def _saturation(args) -> None:
+    from memcap import results
+    from memcap.theory import aggregate
+
+    params, preset = _setup(args)
+    att = results.read_parquet(args.attention)
+    if att.empty:
+        raise SystemExit("theory saturation: no attention Parquets given (no MLT sweep with analysis: true)")
+    table = aggregate.saturation_table(att, preset["saturation"]["threshold"], params["scale"])
+    _write(table, args.out, params, preset, experiment="saturation", inputs=list(args.attention))
+
+
+def _read_tables(args) -> dict:
+    from memcap import results
+
+    return {"construct": results.read_parquet(args.construct), "gd": results.read_parquet(args.gd),
+            "rank_bounds": results.read_parquet(args.rank_bounds),
+            "trained_ranks": results.read_parquet(args.trained_ranks)}
+
+
+def _summary(args) -> None:
     import pandas as pd
 
     from memcap import results
-    from memcap.theory import saturation
-    from memcap.theory.mlt_experiments import preset
+    from memcap.theory import aggregate
 
-    params = _setup(args)
-    p = preset(params)["saturation"]
-    att = results.read_parquet(args.inputs)
-    if att.empty:
-        raise SystemExit("theory-saturation: no attention Parquets given (no sweep with analysis: true)")
-    table = saturation.summary(att, p["threshold"])
-    table.insert(0, "scale", params["scale"])
-    table["stand_in"] = params["scale"] == "quick"
-    saturation.draw_fig3(att, p["threshold"], p["examples_shown"], args.figure, scale_label(params))
-    _write(pd.DataFrame(table), args.out, params, experiment="saturation", inputs=list(args.inputs))
+    params = load_params(args)
+    t = _read_tables(args)
+    bounds = pd.concat([t["rank_bounds"], t["trained_ranks"]], ignore_index=True)
+    text = aggregate.summary_markdown(t["construct"], t["gd"], bounds, results.read_parquet(args.saturation),
+                                      aggregate.scale_label(params["scale"]))
+    results.write_text(text, args.out)
 
 
 def _figures(args) -> None:
-    import pandas as pd
-
+    from memcap import params as memcap_params
     from memcap import results
-    from memcap.theory import mlt_figures as MF
+    from memcap.theory import figures
+    from memcap.theory.aggregate import scale_label
+    from memcap.theory.grid import FAMILY
 
     params = load_params(args)
-    label = scale_label(params)
-    con, gd, sat = (results.read_parquet(p) for p in (args.construct, args.gd, args.saturation))
-    bounds = pd.concat([results.read_parquet(args.bounds), results.read_parquet(args.trained_ranks)],
-                       ignore_index=True)
-    MF.draw_construct(con, f"{args.figdir}/theory_construct", label)
-    MF.draw_capacity(gd, f"{args.figdir}/theory_capacity", label)
-    MF.draw_rank_bounds(bounds, f"{args.figdir}/theory_rank_bounds", label)
-    results.write_text(MF.summary_markdown(con, gd, bounds, sat, label), args.table)
+    preset = memcap_params.preset(params, FAMILY)
+    tables = _read_tables(args)
+    tables["attention"] = results.read_parquet(args.attention)
+    for name, paths in results.by_stem(args.figures).items():
+        if name == "fig3" and tables["attention"].empty:
+            raise SystemExit("theory figures: fig3 needs --attention Parquets (an MLT sweep with analysis: true)")
+        fig = figures.draw(name, tables, preset["saturation"], scale_label(params["scale"]))
+        results.save_figure(fig, paths)

@@ -3,13 +3,16 @@
 With a uniform prior over the T_0 = N² contexts of a look-up table, a model that memorises X contexts
 gets those right and the others right with probability at least 1/N (chance), so
     E[acc] >= φ(X) = 1/N + (1 − 1/N)·X/T_0.
-This paper (Corollary 1): X = H·d_h + d.  Previous (Mahdavi et al. 2024): X = H(d_h − 1) + 1.
+This paper (Corollary 1): X = H·d_h + d.  Previous (Mahdavi et al. 2024): X = H(d_h − 1) + 1, MLT's
+bound H(min(n, d_h) − 1) + 1 (memcap.theory.bound) with n = d_h here.
 Both are clipped at 1 (the original clips only in Exp 6; an accuracy bound above 1 says nothing).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from memcap.theory.bound import memorization_bound
 
 
 def phi(memorised, N: int, contexts: int | None = None):
@@ -18,19 +21,32 @@ def phi(memorised, N: int, contexts: int | None = None):
     return 1 / N + (1 - 1 / N) * np.minimum(memorised, T0) / T0
 
 
+def associations(heads, head_dim, dim):
+    """Corollary 1: H·d_h + d associations memorized, the one place this count is written."""
+    return np.asarray(heads) * np.asarray(head_dim) + np.asarray(dim)
+
+
 def our_bound(heads, head_dim, dim, N: int):
     """min(1, 1/N + (1 − 1/N)(H·d_h + d)/N²)."""
-    return phi(np.asarray(heads) * np.asarray(head_dim) + np.asarray(dim), N)
+    return phi(associations(heads, head_dim, dim), N)
 
 
 def previous_bound(heads, head_dim, N: int):
-    """min(1, 1/N + (1 − 1/N)(H(d_h − 1) + 1)/N²)."""
-    return phi(np.asarray(heads) * (np.asarray(head_dim) - 1) + 1, N)
+    """min(1, 1/N + (1 − 1/N)(H(d_h − 1) + 1)/N²): MLT's bound with context size n = d_h."""
+    return phi(memorization_bound(heads, head_dim, head_dim), N)
 
 
-def bound_slope_per_head(head_dim, N: int) -> float:
-    """d(bound)/dH before saturation: (1 − 1/N)·d_h/N²; a measured slope a memorises a·N²/(1−1/N) per head."""
+def bound_slope_per_head(head_dim, N: int):
+    """d(bound)/dH before saturation: (1 − 1/N)·d_h/N²; a measured slope a memorises a·N²/(1−1/N) per head.
+
+    Also the slope per unit of d (head_dim = 1) and the previous bound's slope per head (head_dim = d_h − 1).
+    """
     return (1 - 1 / N) * head_dim / N ** 2
+
+
+def contexts_per_unit(slope, N: int):
+    """Contexts memorised per unit of x that an accuracy slope stands for: slope·N²/(1 − 1/N)."""
+    return slope * N ** 2 / (1 - 1 / N)
 
 
 def min_heads(contexts: int, dim: int, head_dim: int) -> int:

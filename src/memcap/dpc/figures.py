@@ -1,4 +1,8 @@
-"""DPC figures (seaborn, PNG and PDF), drawn only from the aggregate tables (figure code never trains).
+"""DPC figures (seaborn), drawn only from the family's tables (figure code never trains).
+
+Figures are named (figures/dpc/<name>.png|pdf): `names(preset)` lists those the preset's experiments
+draw, plus "kl" (the KL theory). Every function takes the explicit output paths and saves through
+memcap.results.save_figure.
 
 Each accuracy figure has one panel per series value (d) and draws, as the original EXP_*.py plots do:
 the measured mean ± sd over repetitions (solid: the original's train-batch window; dashed: exact
@@ -6,8 +10,6 @@ full-table accuracy), chance 1/N, this paper's bound, the previous bound, and th
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import matplotlib
 
@@ -17,6 +19,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from memcap.dpc import bounds  # noqa: E402
+from memcap.results import by_stem, save_figure  # noqa: E402
+
+FORMATS = ("png", "pdf")
+KL = "kl"         # the KL theory figure (memcap dpc kl), drawn from tables/kl.parquet
+DPI = 120
 # figure name -> experiments drawn (first = the attention-only arm) and the x column.
 FIGURES = {
     "exp1": {"experiments": ["exp1"], "x": "x", "title": "Exp 1 (Fig 1a): accuracy vs heads H, d = d_h"},
@@ -39,15 +47,13 @@ METRIC_LABELS = {"acc_window": "train-batch window (original)", "acc_table": "fu
 
 
 def available(experiments) -> list[str]:
-    """Figures whose experiments are all in the preset."""
+    """Accuracy figures whose experiments are all among `experiments`."""
     return [name for name, f in FIGURES.items() if all(e in experiments for e in f["experiments"])]
 
 
-def _save(fig, figdir: str, name: str) -> None:
-    Path(figdir).mkdir(parents=True, exist_ok=True)
-    for ext in ("png", "pdf"):
-        fig.savefig(Path(figdir) / f"dpc_{name}.{ext}", dpi=120, bbox_inches="tight")
-    plt.close(fig)
+def names(preset: dict) -> list[str]:
+    """Every figure of the preset: the accuracy figures its experiments draw, then the KL figure."""
+    return available(preset["experiments"]) + [KL]
 
 
 def _long(runs: pd.DataFrame) -> pd.DataFrame:
@@ -73,7 +79,7 @@ def _fit_curve(ax, fits: pd.DataFrame, exp: str, series, xs: np.ndarray) -> None
                     label=f"{r.fit} ({r.a:.3g}/unit)")
 
 
-def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: str, figdir: str) -> None:
+def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: str, paths) -> None:
     spec = FIGURES[name]
     sub = runs[runs.experiment.isin(spec["experiments"])].copy()
     sub["arm"] = np.where(sub.width > 0, "1 head + MLP", "attention only")
@@ -107,10 +113,10 @@ def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: st
     stand_in = " [QUICK STAND-IN: reduced grid]" if scale == "quick" else ""
     fig.suptitle(spec["title"] + stand_in, fontsize=10)
     fig.tight_layout()
-    _save(fig, figdir, name)
+    save_figure(fig, paths, dpi=DPI)
 
 
-def slopes_figure(fits: pd.DataFrame, scale: str, figdir: str) -> None:
+def slopes_figure(fits: pd.DataFrame, scale: str, paths) -> None:
     """Exp 4: the Exp 1 linear-fit slopes vs d, with the a·d² + b and a·d³ + b fits."""
     fig, ax = plt.subplots(figsize=(5, 3.6))
     s = fits[(fits.experiment == "exp1") & (fits.fit == "linear_before_saturation")]
@@ -121,16 +127,16 @@ def slopes_figure(fits: pd.DataFrame, scale: str, figdir: str) -> None:
         power = 2 if r.fit == "quadratic" else 3
         ax.plot(grid, r.a * grid ** power + r.b, "--" if power == 2 else ":", label=f"{r.fit} fit {r.a:.2g}d^{power}+b")
     N = int(s.N.iloc[0])
-    ax.plot(grid, (1 - 1 / N) * grid / N ** 2, c="tab:red", lw=1, label="bound slope d_h(1-1/N)/N²")
+    ax.plot(grid, bounds.bound_slope_per_head(grid, N), c="tab:red", lw=1, label="bound slope d_h(1-1/N)/N²")
     ax.set(xlabel="d = d_h", ylabel="slope (accuracy per head)")
     ax.legend(fontsize=6)
     ax.set_title("Exp 4 (Fig 2b): slope of accuracy vs H" + (" [QUICK STAND-IN]" if scale == "quick" else ""),
                  fontsize=10)
     fig.tight_layout()
-    _save(fig, figdir, "exp4")
+    save_figure(fig, paths, dpi=DPI)
 
 
-def theory_figure(theory: pd.DataFrame, scale: str, figdir: str) -> None:
+def kl_figure(theory: pd.DataFrame, scale: str, paths) -> None:
     """Prop 3 KL vs λ; Theorem 2 encoder KL vs its bounds; LS vs WLS rank-d fits vs their bounds."""
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     p3 = theory[theory.part == "prop3"].copy()
@@ -155,15 +161,19 @@ def theory_figure(theory: pd.DataFrame, scale: str, figdir: str) -> None:
     axes[2].legend(fontsize=6)
     fig.suptitle("DPC theory in computable form" + (" [quick preset]" if scale == "quick" else ""), fontsize=10)
     fig.tight_layout()
-    _save(fig, figdir, "theory")
+    save_figure(fig, paths, dpi=DPI)
 
 
-def draw_all(runs: pd.DataFrame, fits: pd.DataFrame, scale: str, figdir: str) -> list[str]:
+def draw(paths, runs: pd.DataFrame, fits: pd.DataFrame, scale: str) -> list[str]:
+    """Draw the accuracy figure named by each path's stem (figures/dpc/exp1.png -> exp1) into its paths."""
     sns.set_theme(style="whitegrid", context="paper")
-    names = available(set(runs.experiment))
-    for name in names:
+    groups = by_stem(paths)
+    unknown = sorted(set(groups) - set(FIGURES))
+    if unknown:
+        raise ValueError(f"no DPC accuracy figure named {unknown}; known: {sorted(FIGURES)}")
+    for name, out in groups.items():
         if name == "exp4":
-            slopes_figure(fits, scale, figdir)
+            slopes_figure(fits, scale, out)
         else:
-            accuracy_figure(name, runs, fits, scale, figdir)
-    return names
+            accuracy_figure(name, runs, fits, scale, out)
+    return list(groups)

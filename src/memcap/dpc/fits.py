@@ -1,22 +1,23 @@
 """The original's regressions (`utils.reg_lin` and the EXP_*.py plots, spec dana.md §3).
 
-All are ordinary least squares of y on one transformed regressor plus an intercept:
-linear y = a·x + b, "quadratic" y = a·x² + b and "cubic" y = a·x³ + b (no lower-order terms).
-"Linear before saturation" walks the points in increasing x and stops at the FIRST point with
-y > 0.95, which is included; if none passes 0.95 all points are used. The drawn line is min(1, ax+b).
+All are ordinary least squares of y on one transformed regressor plus an intercept
+(memcap.stats.linear_fit): linear y = a·x + b, "quadratic" y = a·x² + b and "cubic" y = a·x³ + b
+(no lower-order terms). "Linear before saturation" walks the points in increasing x and stops at the
+FIRST point with y > 0.95, which is included; if none passes 0.95 all points are used. The drawn line
+is min(1, ax+b).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from memcap import stats
+
 
 def power_fit(x, y, power: int = 1) -> tuple[float, float]:
     """OLS of y = a·x^power + b -> (a, b)."""
-    X = np.asarray(x, dtype=float) ** power
-    A = np.stack([X, np.ones_like(X)], 1)
-    (a, b), *_ = np.linalg.lstsq(A, np.asarray(y, dtype=float), rcond=None)
-    return float(a), float(b)
+    fit = stats.linear_fit(np.asarray(x, dtype=float) ** power, y)
+    return fit["slope"], fit["intercept"]
 
 
 def saturation_cut(x, y, threshold: float = 0.95) -> int:

@@ -1,4 +1,4 @@
-"""Training loop for DPC's look-up-table runs (spec dana.md §2.3–2.5).
+"""Training of DPC's look-up-table runs (spec dana.md §2.3–2.5): the loop, and one job of a grid.
 
 Faithful to the original protocol:
   the fixed sample of batch_size·batches trigrams is reshuffled every epoch (DataLoader shuffle=True);
@@ -10,6 +10,7 @@ Added: the exact full-table accuracy (and KL) over all N² contexts after traini
 
 M models (repetitions) train in one batched computation; each has its own seed for its
 initialisation and its own shuffling, so its result does not depend on which others share the job.
+`run_job` trains one curve (every x of one series value, from grid.settings) and returns its rows.
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
+import numpy as np
+import pandas as pd
 import torch
 from tqdm import tqdm
 
 from memcap import checkpoint as ckpt
+from memcap.dpc import bounds, grid
 from memcap.dpc.schedule import effective_lr
-from memcap.models.aot import AoT
-from memcap.tasks.lookup import LookupTask
+from memcap.models.aot import AoT, param_count
+from memcap.runtime import pick_device
+from memcap.tasks.lookup import LookupTask, make_task
 
 
 @dataclass
@@ -141,3 +146,51 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
     acc_table, kl_table, bits = evaluate_table(model, task, cfg.eval_batch_size, with_bits=True)
     return [RunResult(float(acc_window[m]), float(acc_table[m]), float(loss_window[m]), float(kl_table[m]),
                       total, float(bits[m])) for m in range(M)]
+
+
+def train_config(s: dict) -> TrainConfig:
+    return TrainConfig(batch_size=s["batch_size"], batches=s["batches"], epochs=s["epochs"], lr=s["lr"],
+                       lr_low=s["lr_low"], window=s["window"])
+
+
+def run_job(s: dict, experiment: str, label: str, scale: str, device: str = "auto",
+            checkpoint_prefix: str | None = None, progress: bool = True) -> pd.DataFrame:
+    """Train every grid point of one curve (all repetitions batched); one row per (x, repetition).
+
+    s: grid.settings(preset, experiment); label: the series value as a string, or 'all'.
+    """
+    device = pick_device(device)
+    series_value = grid.series_value(label)
+    reps = list(range(s["repetitions"]))
+    seeds = [grid.repetition_seed(s["group_seed"], r) for r in reps]
+    N, cfg = s["N"], train_config(s)
+    task = make_task(N, cfg.batch_size * cfg.batches, s["group_seed"]).to(device)
+    coverage = len(np.unique((task.samples[:, 0] * N + task.samples[:, 1]).cpu().numpy())) / N ** 2
+
+    rows = []
+    for x in s["x"]["values"]:
+        m = grid.shape(s, series_value, x)
+        model = AoT(seeds, vocab=N, per_head_proj=s["per_head_proj"], **m).to(device)
+        ck = f"{checkpoint_prefix}_x{x}.pt" if checkpoint_prefix else None
+        start = time.perf_counter()
+        results = train(model, task, seeds, cfg, ck, progress, desc=f"{experiment} {label} x={x}")
+        wall = time.perf_counter() - start
+        if ck:
+            ckpt.remove(ck)
+        lb = bounds.our_bound(m["heads"], m["head_dim"], m["dim"], N)
+        prev = bounds.previous_bound(m["heads"], m["head_dim"], N)
+        for rep, seed, r in zip(reps, seeds, results):
+            rows.append({
+                "family": grid.FAMILY, "scale": scale, "experiment": experiment, "group": s["group"],
+                "series_key": s["series"]["key"] if s.get("series") else "none",
+                "series": series_value if series_value is not None else -1,
+                "x_key": s["x"]["key"], "x": x, "N": N, **m, "per_head_proj": s["per_head_proj"],
+                "repetition": rep, "seed": seed, "group_seed": s["group_seed"], **asdict(r),
+                "param_count": param_count(N, per_head_proj=s["per_head_proj"], **m),
+                "param_axis": grid.axis_params(s["axis"], N, m["dim"], m["heads"], m["width"], m["head_dim"]),
+                "axis": s["axis"], "fit": s["fit"], "chance": 1 / N, "bound": lb, "prev_bound": prev,
+                "contexts": N * N, "sample_coverage": coverage, "batch_size": cfg.batch_size,
+                "batches": cfg.batches, "epochs": cfg.epochs, "lr": cfg.lr, "lr_low": cfg.lr_low,
+                "device": str(device), "models_in_job": len(seeds), "wall_time_s": wall,
+            })
+    return pd.DataFrame(rows)

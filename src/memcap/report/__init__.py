@@ -1,5 +1,7 @@
-"""The reproduction report: claims scorecard, bits per parameter, capacity by search, one HTML page.
+"""The reproduction report: reads the families' tables only (never trains, imports no trainer or torch).
 
-Everything here reads the families' aggregate Parquet files (never trains), except `capacity`, which
-trains MLT models through the MLT family's own grid-point runner to bracket each architecture's capacity.
+claims.py   one function per paper claim, its written test and verdict -> the scorecard
+bits.py     bits per parameter of every trained model of both families, beside published capacities
+figures.py  the report's own figure (bits per parameter)
+html.py     one self-contained HTML page: scorecard, bits, capacity table, every family's figures
 """

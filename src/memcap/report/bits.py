@@ -7,13 +7,7 @@ divided by its parameter count. The families record `memorized_bits` per run; th
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import pandas as pd
 
 # Published capacities drawn as reference lines (bits per parameter).
 REFERENCES = {
@@ -65,35 +59,14 @@ def skipped(mlt_runs: pd.DataFrame | None, dpc_runs: pd.DataFrame | None) -> lis
 def markdown(table: pd.DataFrame, notes: list[str]) -> str:
     scales = ", ".join(sorted(set(table.scale))) or "none"
     stand_in = " (QUICK STAND-IN: small models, short training)" if "quick" in scales else ""
+    summary = pd.DataFrame([
+        {"family": fam, "experiment": exp, "runs": len(g),
+         "params (min–max)": f"{int(g.param_count.min())}–{int(g.param_count.max())}",
+         "bits/param mean": f"{g.bits_per_param.mean():.3f}", "bits/param max": f"{g.bits_per_param.max():.3f}"}
+        for (fam, exp), g in table.groupby(["family", "experiment"])],
+        columns=["family", "experiment", "runs", "params (min–max)", "bits/param mean", "bits/param max"])
     lines = [f"# Bits per parameter (scale: {scales}){stand_in}", "",
              "memorized bits = Σ_t max(0, log2 C − NLL_t in bits), divided by the parameter count.",
              "References: " + "; ".join(REFERENCES) + ".", *[f"- {n}" for n in notes], "",
-             "| family | experiment | runs | params (min–max) | bits/param mean | bits/param max |",
-             "|---|---|---|---|---|---|"]
-    for (fam, exp), g in table.groupby(["family", "experiment"]):
-        lines.append(f"| {fam} | {exp} | {len(g)} | {int(g.param_count.min())}–{int(g.param_count.max())} | "
-                     f"{g.bits_per_param.mean():.3f} | {g.bits_per_param.max():.3f} |")
+             summary.to_markdown(index=False, disable_numparse=True)]
     return "\n".join(lines) + "\n"
-
-
-def figure(table: pd.DataFrame, path_stem: str) -> None:
-    """bits/param vs parameter count, one colour per family, with the published reference lines."""
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    if len(table):
-        sns.scatterplot(data=table, x="param_count", y="bits_per_param", hue="family", style="family",
-                        alpha=0.6, ax=ax)
-    for (label, v), color in zip(REFERENCES.items(), ("tab:red", "tab:purple")):
-        ax.axhline(v, ls="--", color=color, label=label)
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters of one model")
-    ax.set_ylabel("memorized bits / parameter")
-    top = max(4.0, float(np.nanmax(table.bits_per_param)) * 1.1 if len(table) else 4.0)
-    ax.set_ylim(0, top)
-    scale = ", ".join(sorted(set(table.scale))) if len(table) else "none"
-    ax.set_title(f"Bits per parameter, both families (scale: {scale}"
-                 f"{', quick stand-in' if 'quick' in scale else ''})", fontsize=10)
-    ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{path_stem}.{ext}", dpi=130)
-    plt.close(fig)

@@ -13,11 +13,12 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
 from memcap.dpc import fits as dpc_fits
-from memcap.fits import before_saturation, linear_fit
-from memcap.mlt_report import SATURATION_ACC
+from memcap.dpc.bounds import bound_slope_per_head
+from memcap.mlt.figures import SATURATION_ACC
+from memcap.stats import before_saturation, linear_fit, spearman
+from memcap.theory.bound import memorization_bound
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not reproduced", "not run at this scale"
 COLUMNS = ["claim_id", "paper", "source", "claim", "test", "statistic", "detail", "verdict", "scale", "inputs"]
@@ -62,13 +63,6 @@ def _rows(df: pd.DataFrame | None, what: str, **eq) -> pd.DataFrame:
     if df.empty:
         raise NotRun(f"{what}: no rows with {eq}")
     return df
-
-
-def _spearman(x, y) -> float:
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if len(x) < 3 or np.ptp(y) == 0:
-        return np.nan
-    return float(spearmanr(x, y).statistic)
 
 
 def mlt_linear_fits(runs: pd.DataFrame, sweep: str, min_points: int = 3) -> pd.DataFrame:
@@ -116,7 +110,7 @@ RANK_EPS = 1e-9   # Spearman ρ of 4 points is a multiple of 0.2 up to rounding:
 def _rho_per_T(runs, sweep: str, y: str, what: str) -> dict:
     """Spearman ρ(x, seed mean of y) for each T of a sweep; Skip when no T has a defined ρ."""
     g = _rows(runs, "mlt_synthetic runs", sweep=sweep)
-    rho = {T: _spearman(*zip(*gt.groupby("x")[y].mean().items())) for T, gt in g.groupby("dataset_size")}
+    rho = {T: spearman(*zip(*gt.groupby("x")[y].mean().items()))[0] for T, gt in g.groupby("dataset_size")}
     if all(np.isnan(v) for v in rho.values()):
         raise Skip(f"{what} for every T")
     return rho
@@ -169,7 +163,8 @@ LOWER_BOUND_FRACTION = 0.9
        ["mlt_runs"])
 def mlt_thm1_trained(t):
     g = _rows(t["mlt_runs"], "mlt_synthetic runs", task="classification")
-    ok = (g.mem_acc * g.dataset_size + 1e-9) >= np.minimum(g.dataset_size, g.rank_bound)
+    bound = memorization_bound(g.heads.to_numpy(), g.context_size.to_numpy(), g.head_dim.to_numpy())
+    ok = (g.mem_acc * g.dataset_size + 1e-9) >= np.minimum(g.dataset_size, bound)
     return float(ok.mean()), bool(ok.mean() >= LOWER_BOUND_FRACTION), f"{int(ok.sum())}/{len(ok)} runs"
 
 
@@ -251,7 +246,7 @@ def dpc_exp1(t):
             continue
         f = linear_fit(g.x[:k], g.acc_table_mean[:k])
         N, dh = int(g.N.iloc[0]), float(g.head_dim.iloc[0])
-        rows.append((s, f["r2"], f["slope"] / ((1 - 1 / N) * dh / N ** 2)))
+        rows.append((s, f["r2"], f["slope"] / bound_slope_per_head(dh, N)))
     if not rows:
         raise Skip("no d with 3+ points before saturation")
     r2, ratio = min(r[1] for r in rows), min(r[2] for r in rows)
@@ -342,7 +337,7 @@ def dpc_exp6(t):
     if np.isnan(a):
         raise Skip("fewer than 2 points before saturation")
     N, dh = int(g.N.iloc[0]), float(g.head_dim.iloc[0])
-    ratio = a / ((1 - 1 / N) * dh / N ** 2)
+    ratio = a / bound_slope_per_head(dh, N)
     return float(ratio), bool(RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]), f"slope {a:.4g} on {k} points"
 
 
@@ -410,13 +405,13 @@ def markdown(card: pd.DataFrame) -> str:
     scales = ", ".join(sorted(set(card.scale)))
     stand_in = " (QUICK STAND-IN: reduced grids, not the papers' scale)" if "quick" in scales else ""
     counts = card.verdict.str.replace(r"^skipped:.*", "skipped", regex=True).value_counts()
+    table = pd.DataFrame({
+        "claim": card.claim, "paper": card.paper, "source": card.source,
+        "statistic": ["" if np.isnan(v) else f"{v:.4g}" for v in card.statistic], "test": card.test,
+        "verdict": "**" + card.verdict + "**", "scale": card.scale, "detail": card.detail,
+    }).astype(str).apply(lambda col: col.str.replace("|", "/", regex=False))   # a '|' would split a cell
     lines = [f"# Claims scorecard (scale: {scales}){stand_in}", "",
              "Each verdict applies the test written next to the claim in `src/memcap/report/claims.py` to the",
              "families' Parquet results. " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + ".", "",
-             "| claim | paper | source | statistic | test | verdict | scale | detail |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in card.itertuples():
-        stat = "" if np.isnan(r.statistic) else f"{r.statistic:.4g}"
-        cells = [r.claim, r.paper, r.source, stat, r.test, f"**{r.verdict}**", r.scale, r.detail]
-        lines.append("| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |")
+             table.to_markdown(index=False, disable_numparse=True)]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""Capacity-by-search figure: trained capacity (with its bracket) vs H and vs d_h, beside both bounds."""
+"""The report's own figure: bits per parameter of every trained model, beside published capacities."""
 
 from __future__ import annotations
 
@@ -6,35 +6,40 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from memcap import results  # noqa: E402
+from memcap.report.bits import REFERENCES  # noqa: E402
 
-def _panel(ax, g: pd.DataFrame, x: str, xlabel: str) -> None:
-    g = g.sort_values(x)
-    high = g.capacity_high.fillna(g.capacity_low).astype(float)
-    ax.fill_between(g[x], g.capacity_low, high, alpha=0.25, color="tab:blue", label="bracket [T_low, T_high)")
-    sns.lineplot(data=g, x=x, y="capacity_low", marker="o", ax=ax, color="tab:blue",
-                 label=f"trained capacity (all {int(g.seeds.iloc[0])} seeds ≥ {g.threshold.iloc[0]:.0%})")
-    sns.lineplot(data=g, x=x, y="mlt_bound", marker="s", ls="--", ax=ax, color="tab:orange",
-                 label="MLT: H(min(n, d_h) − 1) + 1")
-    sns.lineplot(data=g, x=x, y="dpc_bound", marker="^", ls=":", ax=ax, color="tab:green", label="DPC: H·d_h + d")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("dataset size T memorized")
-    ax.set_yscale("log")
-    ax.legend(fontsize=7)
+FIGURES = ("bits",)
 
 
-def capacity_figure(cap: pd.DataFrame, fixed_head_dim: int, fixed_heads: int, path_stem: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    n, d = int(cap.context_size.iloc[0]), int(cap.input_dim.iloc[0])
-    _panel(axes[0], cap[cap.head_dim == fixed_head_dim], "heads", f"heads H (d_h = {fixed_head_dim})")
-    _panel(axes[1], cap[cap.heads == fixed_heads], "head_dim", f"head size d_h (H = {fixed_heads})")
-    axes[1].axvline(n, color="grey", lw=0.8)
-    scale = cap.scale.iloc[0]
-    fig.suptitle(f"Capacity by bracketing search (n = {n}, d = {d}, C = {int(cap.num_classes.iloc[0])}; "
-                 f"scale: {scale}{', quick stand-in' if scale == 'quick' else ''})", fontsize=10)
+def bits(table: pd.DataFrame, paths) -> None:
+    """bits/param vs parameter count, one colour per family, with the published reference lines."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    if len(table):
+        sns.scatterplot(data=table, x="param_count", y="bits_per_param", hue="family", style="family",
+                        alpha=0.6, ax=ax)
+    for (label, v), color in zip(REFERENCES.items(), ("tab:red", "tab:purple")):
+        ax.axhline(v, ls="--", color=color, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters of one model")
+    ax.set_ylabel("memorized bits / parameter")
+    top = max(4.0, float(np.nanmax(table.bits_per_param)) * 1.1 if len(table) else 4.0)
+    ax.set_ylim(0, top)
+    scale = ", ".join(sorted(set(table.scale))) if len(table) else "none"
+    ax.set_title(f"Bits per parameter, both families (scale: {scale}"
+                 f"{', quick stand-in' if 'quick' in scale else ''})", fontsize=10)
+    ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{path_stem}.{ext}", dpi=130)
-    plt.close(fig)
+    results.save_figure(fig, paths, dpi=130)
+
+
+def draw(table: pd.DataFrame, paths) -> None:
+    """Draw every figure named by the paths' stems (bits.png, bits.pdf -> `bits`)."""
+    for name, files in results.by_stem(paths).items():
+        if name not in FIGURES:
+            raise ValueError(f"no report figure named {name!r}; figures: {FIGURES}")
+        bits(table, files)

@@ -12,29 +12,31 @@ from pathlib import Path
 
 import pandas as pd
 
-# Which paper claim each figure checks (by file stem); the scorecard's claim ids where one applies.
+# Which paper claim each figure checks, by figure "<family>/<name>" (figures/<family>/<name>.png); a key
+# also captions the figures named "<name>_..." of that family. The scorecard's claim ids where one applies.
 CAPTIONS = {
-    "mlt_fig1": "MLT Fig 1 / Table 1: Kruskal-rank satisfied fraction vs k (Asm 1 at n, GP at d).",
-    "mlt_fig2a": "MLT Fig 2a: memorization linear in H before saturation (claim mlt_fig2a_linear_H).",
-    "mlt_fig2b": "MLT Fig 2b: memorization grows with context size n (claim mlt_fig2b_grows_with_n).",
-    "mlt_fig2c": "MLT Fig 2c: no gain past d_h = n (claim mlt_fig2c_no_gain_past_n).",
-    "mlt_fig3": "MLT Fig 3: softmax saturation; not every head saturates (claim mlt_fig3_not_all_heads_saturate).",
-    "mlt_fig4": "MLT Fig 4: random contexts; linear in H remains (claim mlt_fig4_linear_H_random).",
-    "mlt_fig5": "MLT Fig 5: regression train MSE falls with H and n (claim mlt_fig5_regression_H).",
-    "theory_construct": "MLT Theorem 1: the construction memorizes H(r−1)+1 exactly (claim theory_construction_exact).",
-    "theory_capacity": "MLT Theorem 1: construction vs gradient descent vs the bound.",
-    "theory_rank_bounds": "MLT Props 2, 5: rank(Z) below its upper bounds (claim theory_rank_bounds).",
-    "dpc_exp1": "DPC Exp 1 (Fig 1a): linear in H, slope above the bound's (claim dpc_exp1_linear_H_above_bound).",
-    "dpc_exp2": "DPC Exp 2 (Fig 1b): roughly quadratic in d_h (claim dpc_exp2_quadratic_dh).",
-    "dpc_exp3": "DPC Exp 3 (Fig 2a): linear in d up to d_h, then flat (claim dpc_exp3_linear_then_flat_d).",
-    "dpc_exp4": "DPC Exp 4 (Fig 2b): Exp 1 slopes between quadratic and cubic in d (claim dpc_exp4_slope_power).",
-    "dpc_exp5": "DPC Exp 5 (Fig 3): MLP ahead at mid sizes, attention linear (claim dpc_exp5_mlp_mid_aot_linear).",
-    "dpc_exp6": "DPC Exp 6 (Fig 4): slope ≈ 1.3–1.7× the bound's (claim dpc_exp6_slope_ratio).",
-    "dpc_theory": "DPC Prop 3, Thm 2, LS vs WLS: KL next to its bound (claim dpc_theory_kl_bounds).",
-    "report_bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
+    "assumptions/fig1": "MLT Fig 1 / Table 1: Kruskal-rank satisfied fraction vs k (Asm 1 at n, GP at d).",
+    "mlt_synthetic/fig2a": "MLT Fig 2a: memorization linear in H before saturation (claim mlt_fig2a_linear_H).",
+    "mlt_synthetic/fig2b": "MLT Fig 2b: memorization grows with context size n (claim mlt_fig2b_grows_with_n).",
+    "mlt_synthetic/fig2c": "MLT Fig 2c: no gain past d_h = n (claim mlt_fig2c_no_gain_past_n).",
+    "theory/fig3": "MLT Fig 3: softmax saturation; not every head saturates "
+                   "(claim mlt_fig3_not_all_heads_saturate).",
+    "mlt_synthetic/fig4": "MLT Fig 4: random contexts; linear in H remains (claim mlt_fig4_linear_H_random).",
+    "mlt_synthetic/fig5": "MLT Fig 5: regression train MSE falls with H and n (claim mlt_fig5_regression_H).",
+    "theory/construct": "MLT Theorem 1: the construction memorizes H(r−1)+1 exactly (claim theory_construction_exact).",
+    "theory/capacity": "MLT Theorem 1: construction vs gradient descent vs the bound.",
+    "theory/rank_bounds": "MLT Props 2, 5: rank(Z) below its upper bounds (claim theory_rank_bounds).",
+    "dpc/exp1": "DPC Exp 1 (Fig 1a): linear in H, slope above the bound's (claim dpc_exp1_linear_H_above_bound).",
+    "dpc/exp2": "DPC Exp 2 (Fig 1b): roughly quadratic in d_h (claim dpc_exp2_quadratic_dh).",
+    "dpc/exp3": "DPC Exp 3 (Fig 2a): linear in d up to d_h, then flat (claim dpc_exp3_linear_then_flat_d).",
+    "dpc/exp4": "DPC Exp 4 (Fig 2b): Exp 1 slopes between quadratic and cubic in d (claim dpc_exp4_slope_power).",
+    "dpc/exp5": "DPC Exp 5 (Fig 3): MLP ahead at mid sizes, attention linear (claim dpc_exp5_mlp_mid_aot_linear).",
+    "dpc/exp6": "DPC Exp 6 (Fig 4): slope ≈ 1.3–1.7× the bound's (claim dpc_exp6_slope_ratio).",
+    "dpc/kl": "DPC Prop 3, Thm 2, LS vs WLS: KL next to its bound (claim dpc_theory_kl_bounds).",
+    "capacity/capacity": "Capacity by bracketing search vs H and vs d_h, beside MLT's H(min(n,d_h)−1)+1 and DPC's "
+                         "H·d_h + d (claims capacity_above_mlt_bound, capacity_vs_dpc_bound).",
+    "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
                    "(knowledge) bits/param.",
-    "report_capacity": "Capacity by bracketing search vs H and vs d_h, beside MLT's H(min(n,d_h)−1)+1 and DPC's "
-                       "H·d_h + d (claims capacity_above_mlt_bound, capacity_vs_dpc_bound).",
 }
 VERDICT_COLORS = {"reproduced": "#d4edda", "not reproduced": "#f8d7da", "not run at this scale": "#e2e3e5"}
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}
@@ -53,19 +55,26 @@ window.addEventListener('load', function () {
 </script>"""
 
 
-def caption(stem: str) -> str:
-    for key, text in CAPTIONS.items():
-        if stem == key or stem.startswith(key + "_"):
+def figure_key(path: Path) -> str:
+    """'<family>/<name>' of figures/<family>/<name>.png (names repeat across families: capacity)."""
+    return f"{path.parent.name}/{path.stem}"
+
+
+def caption(key: str) -> str:
+    for k, text in CAPTIONS.items():
+        if key == k or key.startswith(k + "_"):
             return text
-    family = stem.split("_")[0]
-    return f"Figure {stem} of the {family} family (no scorecard claim of its own)."
+    family, _, name = key.rpartition("/")
+    return f"Figure {name} of the {family or 'unknown'} family (no scorecard claim of its own)."
 
 
 def _img(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode()
-    stem = html.escape(path.stem)
-    return (f'<figure id="fig-{stem}"><img class="figure" alt="{stem}" src="data:image/png;base64,{data}">'
-            f"<figcaption><b>{stem}</b>: {html.escape(caption(path.stem))}</figcaption></figure>")
+    key = figure_key(path)
+    name = html.escape(key)
+    return (f'<figure id="fig-{html.escape(key.replace("/", "-"))}"><img class="figure" alt="{name}" '
+            f'src="data:image/png;base64,{data}"><figcaption><b>{name}</b>: {html.escape(caption(key))}'
+            f"</figcaption></figure>")
 
 
 def _scorecard_html(card: pd.DataFrame) -> str:

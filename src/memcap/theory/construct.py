@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memcap.theory import features as F
+from memcap.theory.bound import memorization_bound
 
 C_MAX = 2.0 ** 40        # doubling gives up here: the limit block is then numerically degenerate
 C_RULES = ("doubling", "certified")
@@ -39,8 +40,8 @@ class ConstructionError(RuntimeError):
 
 
 def capacity(heads: int, context_size: int, head_dim: int) -> int:
-    """H(r−1)+1 with r = min(n, d_h): the examples Theorem 1 memorizes."""
-    return heads * (min(context_size, head_dim) - 1) + 1
+    """H(r−1)+1 with r = min(n, d_h): the examples Theorem 1 memorizes (theory/bound.py)."""
+    return memorization_bound(heads, context_size, head_dim)
 
 
 def head_groups(dataset_size: int, heads: int, r: int) -> list[np.ndarray]:

@@ -18,16 +18,17 @@ import torch
 
 from memcap.models.mlt_attention import MLTAttention
 from memcap.theory import features as F
+from memcap.theory.bound import memorization_bound
 
 
 def prop2_bound(heads: int, context_size: int) -> int:
-    """H(n−1)+1: rank(Z) for a shared context, whatever the weights and the queries."""
-    return heads * (context_size - 1) + 1
+    """H(n−1)+1: rank(Z) for a shared context, whatever the weights and the queries (r = n)."""
+    return memorization_bound(heads, context_size, context_size)
 
 
 def prop5_bound(heads: int, input_dim: int) -> int:
-    """H(d−1)+1: rank(Z) when every token's entries sum to the same constant."""
-    return heads * (input_dim - 1) + 1
+    """H(d−1)+1: rank(Z) when every token's entries sum to the same constant (r = d)."""
+    return memorization_bound(heads, input_dim, input_dim)
 
 
 def random_weights(heads: int, input_dim: int, scale: float, rng: np.random.Generator) -> np.ndarray:

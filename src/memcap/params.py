@@ -1,23 +1,42 @@
-"""params.yaml: load, validate against workflow/schemas/, and resolve the `scale` preset.
+"""params.yaml: load, validate against workflow/schemas/ (defaults filled in), resolve a family's preset.
 
 params.yaml is the one source of truth: Snakemake reads it as its configfile and DVC tracks its keys.
 Validation happens before any job starts, and a bad value stops the run with a message that names the
-key, the value and what is allowed.
+key, the value and what is allowed. Torch-free: Snakemake imports this module to build the DAG.
+
+Jobs never re-read params.yaml: the Snakefile writes the config it built the DAG from (params.yaml plus
+`--configfile` and `--config` overrides) with `write_resolved`, and every job reads that file.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jsonschema
 import yaml
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+# Each family's torch-free checks of what JSON Schema cannot express (e.g. head_dim <= input_dim).
+from memcap.assumptions import checks as assumptions_checks
+from memcap.capacity import checks as capacity_checks
+from memcap.errors import ParamsError  # noqa: F401  (re-exported: memcap.params.ParamsError)
+from memcap.dpc import checks as dpc_checks
+from memcap.mlt import checks as mlt_checks
+from memcap.theory import checks as theory_checks
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAIN_SCHEMA = "params.schema.yaml"
+SCALES = ("quick", "paper")
+CROSS_FIELD_CHECKS: list[Callable[[dict], list[str]]] = [
+    mlt_checks.problems, theory_checks.problems, dpc_checks.problems, assumptions_checks.problems,
+    capacity_checks.problems,
+]
 
 
 def schema_dir() -> Path:
@@ -29,10 +48,6 @@ def schema_dir() -> Path:
     return here if (here / MAIN_SCHEMA).exists() else REPO_ROOT / "workflow" / "schemas"
 
 
-class ParamsError(ValueError):
-    """params.yaml is invalid; the message lists every problem, one per line."""
-
-
 def _load_registry() -> tuple[dict, Registry]:
     resources, folder = {}, schema_dir()
     for path in sorted(folder.glob("*.schema.yaml")):
@@ -41,6 +56,20 @@ def _load_registry() -> tuple[dict, Registry]:
     if MAIN_SCHEMA not in resources:
         raise FileNotFoundError(f"no {MAIN_SCHEMA} in {folder}")
     return resources[MAIN_SCHEMA].contents, Registry().with_resources(resources.items())
+
+
+def _with_defaults(validator_class):
+    """A validator that fills in each property's `default` (the jsonschema FAQ recipe)."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
 def _key(path) -> str:
@@ -74,29 +103,22 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 
 def validate(params: dict[str, Any]) -> dict[str, Any]:
-    """Raise ParamsError listing every schema violation and every cross-field problem."""
+    """Fill in schema defaults (in place) and raise ParamsError listing every schema violation and
+    every cross-field problem."""
     schema, registry = _load_registry()
-    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema, registry=registry)
+    for _ in validator.iter_errors(params):   # a first pass fills in defaults, so `required` sees them
+        pass
     problems = [_describe(e) for e in sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path))]
     if not problems:
-        problems = _cross_field_problems(params)
+        problems = [p for check in CROSS_FIELD_CHECKS for p in check(params)]
     if problems:
-        raise ParamsError("invalid params.yaml:\n  " + "\n  ".join(problems))
+        raise ParamsError("invalid params:\n  " + "\n  ".join(problems))
     return params
 
 
-def _cross_field_problems(params: dict[str, Any]) -> list[str]:
-    """Rules JSON Schema cannot express (e.g. head_dim <= input_dim); families register theirs here."""
-    from memcap import families  # late import: families import this module
-
-    problems = []
-    for check in families.CROSS_FIELD_CHECKS:
-        problems.extend(check(params))
-    return problems
-
-
 def load(path: str | os.PathLike = "params.yaml", overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Read and validate params.yaml (with optional top-level overrides, e.g. {'scale': 'paper'})."""
+    """Read and validate a params file (with optional top-level overrides, e.g. {'scale': 'paper'})."""
     params = yaml.safe_load(Path(path).read_text()) or {}
     params.update(overrides or {})
     return validate(params)
@@ -109,3 +131,18 @@ def preset(params: dict[str, Any], family: str) -> dict[str, Any]:
         return params[family][scale]
     except KeyError:
         raise ParamsError(f"{family}.{scale}: the family {family!r} has no preset for scale={scale!r}") from None
+
+
+def write_resolved(params: dict[str, Any], folder: str | os.PathLike) -> Path:
+    """Write the validated params a run was built from to folder/params-<hash>.yaml and return its path.
+
+    The name is the content's hash, so a dry run with other settings (or a second run) never rewrites
+    the file a running job reads, and jobs resubmitted by SLURM find the very same file.
+    """
+    text = yaml.safe_dump(json.loads(json.dumps(params, sort_keys=True, default=str)), sort_keys=True)
+    path = Path(folder) / f"params-{hashlib.sha256(text.encode()).hexdigest()[:16]}.yaml"
+    if not path.exists():
+        from memcap.results import write_text  # torch-free
+
+        write_text(text, path)
+    return path

@@ -9,6 +9,7 @@ Faithful to the original protocol:
 
 M models (one per seed) train in one batched computation; each keeps its own data, init, shuffling
 and early stop, so model m's result does not depend on which other models share its batch.
+`train_point` runs one grid point (settings from memcap.mlt.grid) and returns its table of runs.
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ import math
 import time
 from dataclasses import asdict, dataclass
 
+import pandas as pd
 import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
 from memcap import checkpoint as ckpt
+from memcap.mlt.grid import shape
+from memcap.mlt.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
-from memcap.schedules import mlt_lr, mlt_num_steps
-from memcap.tasks.mlt_data import MLTData
+from memcap.runtime import pick_device
+from memcap.tasks.mlt_data import MLTData, make_data
 
 
 @dataclass
@@ -114,6 +118,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     M, T = len(seeds), data.size
     total = mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    sched = warmup_cosine(opt, total)
     shuffler = _Shuffler(seeds, T, device)
     best_loss = torch.full((M,), float("inf"), dtype=torch.float64, device=device)
     best_acc = torch.zeros(M, dtype=torch.float64, device=device)
@@ -123,12 +128,14 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     best_state = {k: v.detach().clone() for k, v in model.state_dict().items() if k != "pe"}
     step = 0
 
-    run_config = {"cfg": asdict(cfg), "seeds": seeds, "T": T, "classification": classification,
+    # "format" 2: the schedule's state is in the checkpoint (older checkpoints are not resumed).
+    run_config = {"format": 2, "cfg": asdict(cfg), "seeds": seeds, "T": T, "classification": classification,
                   "model": [model.input_dim, model.heads, model.head_dim, model.context_size, model.out_dim]}
     saved = ckpt.load(checkpoint_path, run_config)
     if saved is not None:
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
         shuffler.load(saved["shuffler"])
         best_loss, best_acc, best_bits, best_step, done_at = (
             saved[k].to(device) for k in ("best_loss", "best_acc", "best_bits", "best_step", "done_at"))
@@ -138,10 +145,9 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
 
     def checkpoint_now():
         ckpt.save(checkpoint_path, {
-            "model": model.state_dict(), "opt": opt.state_dict(), "shuffler": shuffler.state(),
-            "best_loss": best_loss, "best_acc": best_acc, "best_bits": best_bits, "best_step": best_step,
-            "done_at": done_at,
-            "best_state": best_state, "step": step}, run_config)
+            "model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+            "shuffler": shuffler.state(), "best_loss": best_loss, "best_acc": best_acc, "best_bits": best_bits,
+            "best_step": best_step, "done_at": done_at, "best_state": best_state, "step": step}, run_config)
 
     def evaluate_and_record():
         loss, acc, bits = evaluate(model, data, classification, cfg.eval_batch_size)
@@ -164,13 +170,12 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     if step == 0:
         evaluate_and_record()
     while step < total and bool((done_at < 0).any()):
-        for group in opt.param_groups:
-            group["lr"] = mlt_lr(step, total, cfg.lr)
         q, c, y = data.batch(shuffler.next(cfg.batch_size))
         loss = _loss_and_hits(model(q, c), y, classification)[0]
         opt.zero_grad(set_to_none=True)
         (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
         opt.step()
+        sched.step()
         step += 1
         bar.update(1)
         if step % cfg.eval_every == 0 or step == total:
@@ -188,3 +193,72 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
             mem_loss=float(best_loss[m]), memorized_bits=float(best_bits[m]), best_step=int(best_step[m]),
             steps_run=int(done_at[m]) if stopped else step, steps_planned=total, early_stopped=stopped))
     return results, best_state
+
+
+def train_point(settings: dict, value: int, dataset_size: int, device="auto", labels: dict | None = None,
+                checkpoint_path: str | None = None, checkpoint_every_s: float = 300.0, progress: bool = True,
+                desc: str | None = None):
+    """Train every seed of one grid point; return (runs DataFrame, best weights, model).
+
+    settings: resolved sweep settings (memcap.mlt.grid.sweep_settings, or any dict with the same keys);
+    value replaces the swept quantity; device: 'auto' | 'cpu' | 'cuda' or a torch.device; labels:
+    columns put first in every row (the family CLI passes family, sweep and scale).
+    """
+    s = settings
+    shp = shape(s, value)
+    classification = s["task"] == "classification"
+    out_dim = s["num_classes"] if classification else 1
+    device = pick_device(device) if isinstance(device, str) else device
+    seeds = [int(x) for x in s["seeds"]]
+
+    data = make_data(seeds, dataset_size=dataset_size, context_size=shp["context_size"],
+                     input_dim=s["input_dim"], context=s["context"], task=s["task"],
+                     num_classes=s["num_classes"]).to(device)
+    model = MLTAttention(seeds, input_dim=s["input_dim"], heads=shp["heads"],
+                         context_size=shp["context_size"], head_dim=shp["head_dim"],
+                         out_dim=out_dim).to(device)
+    # How often to checkpoint changes no result: it is an argument, not part of the settings.
+    cfg = TrainConfig(lr=s["lr"], batch_size=s["batch_size"], epochs=s["epochs"], min_steps=s["min_steps"],
+                      eval_every=s["eval_every"], early_stop=s["early_stop"],
+                      checkpoint_every_s=checkpoint_every_s)
+    start = time.perf_counter()
+    results, best = train(model, data, seeds, cfg, classification, checkpoint_path, progress,
+                          desc=desc or f"{s['vary']}={value} T={dataset_size}")
+    wall = time.perf_counter() - start
+
+    rows = []
+    for seed, r in zip(seeds, results):
+        rows.append({
+            **(labels or {}), "vary": s["vary"], "x": value,
+            "task": s["task"], "context": s["context"], "dataset_size": dataset_size,
+            "heads": shp["heads"], "context_size": shp["context_size"],
+            "head_dim": shp["head_dim"] or s["input_dim"], "input_dim": s["input_dim"],
+            "num_classes": out_dim, "seed": seed, **asdict(r),
+            "param_count": model.shared_params, "lr": s["lr"], "batch_size": s["batch_size"],
+            "min_steps": s["min_steps"], "device": str(device), "models_in_job": len(seeds),
+            "wall_time_s": wall,
+        })
+    return pd.DataFrame(rows), best, model
+
+
+@torch.no_grad()
+def attention_maxima(model: MLTAttention, best: dict, settings: dict, dataset_size: int,
+                     sweep: str) -> pd.DataFrame:
+    """Max attention weight per (seed, example, head) of the best checkpoint (Fig 3's raw data)."""
+    s = settings
+    model.load_state_dict({**model.state_dict(), **best})
+    seeds = [int(x) for x in s["seeds"]]
+    n = model.context_size
+    data = make_data(seeds, dataset_size=dataset_size, context_size=n, input_dim=s["input_dim"],
+                     context=s["context"], task=s["task"], num_classes=s["num_classes"]).to(model.pe.device)
+    idx = torch.arange(dataset_size, device=model.pe.device).expand(len(seeds), -1)
+    q, c, _ = data.batch(idx)
+    alpha = model.attention(q, c).amax(-1).cpu()            # (M, T, H)
+    M, T, H = alpha.shape
+    return pd.DataFrame({
+        "sweep": sweep, "heads": model.heads, "dataset_size": dataset_size,
+        "seed": torch.tensor(seeds).repeat_interleave(T * H).numpy(),
+        "example": torch.arange(T).repeat_interleave(H).repeat(M).numpy(),
+        "head": torch.arange(H).repeat(M * T).numpy(),
+        "max_attention": alpha.reshape(-1).numpy(),
+    })

@@ -1,4 +1,4 @@
-"""DPC tables: the aggregate of every run, the per-grid-point summary, and the fitted slopes.
+"""DPC tables: every run, the per-grid-point summary, the fitted slopes, and the DVC metrics.
 
 Accuracies: `acc_window` is the original's number (train-batch window); `acc_table` the exact
 full-table accuracy. Every fit is done on the mean over repetitions, for both metrics.
@@ -11,6 +11,9 @@ import pandas as pd
 
 from memcap.dpc import bounds, fits
 
+# The family's tables (results/dpc/tables/<file>); kl.parquet is made by memcap.dpc.kl.
+TABLES = {"runs": "runs.parquet", "summary": "summary.parquet", "fits": "fits.parquet", "fits_md": "fits.md",
+          "kl": "kl.parquet"}
 METRICS = ("acc_window", "acc_table")
 POINT_KEYS = ["experiment", "series", "x", "N", "dim", "head_dim", "heads", "width", "layers", "x_key",
               "series_key", "param_axis", "param_count", "chance", "bound", "prev_bound", "scale", "fit"]
@@ -39,11 +42,12 @@ def _fit_rows(exp: str, series, g: pd.DataFrame, kind: str, metric: str) -> list
     base = {"experiment": exp, "series": series, "metric": metric, "x_key": g.x_key.iloc[0], "N": N}
     if kind == "saturation":
         a, b, k = fits.linear_before_saturation(x, y)
-        slope = bounds.bound_slope_per_head(d_h, N) if g.x_key.iloc[0] == "heads" else np.nan
-        prev = (1 - 1 / N) * (d_h - 1) / N ** 2 if g.x_key.iloc[0] == "heads" else np.nan
+        per_head = g.x_key.iloc[0] == "heads"
+        slope = bounds.bound_slope_per_head(d_h, N) if per_head else np.nan
+        prev = bounds.bound_slope_per_head(d_h - 1, N) if per_head else np.nan   # H(d_h − 1) + 1
         return [{**base, "fit": "linear_before_saturation", "a": a, "b": b, "points": k, "bound_slope": slope,
                  "ratio_to_bound": a / slope if slope else np.nan, "prev_bound_slope": prev,
-                 "assoc_per_unit": a * N ** 2 / (1 - 1 / N)}]
+                 "assoc_per_unit": bounds.contexts_per_unit(a, N)}]
     if kind == "quadratic":
         a, b = fits.power_fit(x, y, 2)
         return [{**base, "fit": "quadratic", "a": a, "b": b, "points": len(x), "bound_slope": np.nan,
@@ -51,10 +55,10 @@ def _fit_rows(exp: str, series, g: pd.DataFrame, kind: str, metric: str) -> list
     if kind == "two_piece":
         split = d_h
         (a1, b1), (a2, b2) = fits.two_piece_fit(x, y, split)
-        slope = (1 - 1 / N) / N ** 2          # the bound grows by (1 − 1/N)/N² per unit of d
+        slope = bounds.bound_slope_per_head(1, N)    # the bound grows by (1 − 1/N)/N² per unit of d
         return [{**base, "fit": f"piece_{side}", "a": a, "b": b, "points": int(((x <= split) if side == "low"
                  else (x >= split)).sum()), "bound_slope": slope, "ratio_to_bound": a / slope,
-                 "prev_bound_slope": 0.0, "assoc_per_unit": a * N ** 2 / (1 - 1 / N), "split": split}
+                 "prev_bound_slope": 0.0, "assoc_per_unit": bounds.contexts_per_unit(a, N), "split": split}
                 for side, a, b in (("low", a1, b1), ("high", a2, b2))]
     return []
 
@@ -79,15 +83,22 @@ def fit_table(points: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _fmt(v, spec: str) -> str:
+    return "" if pd.isna(v) else format(v, spec)
+
+
 def fits_markdown(table: pd.DataFrame, scale: str) -> str:
-    lines = [f"# DPC fitted slopes (scale = {scale}{', QUICK STAND-IN: reduced grid' if scale == 'quick' else ''})",
-             "", "Slopes of the original's fits on the mean accuracy over repetitions; `ratio_to_bound` = fitted",
-             "slope / the slope of this paper's bound (d_h(1-1/N)/N^2 per head; (1-1/N)/N^2 per unit of d).", "",
-             "| experiment | series | metric | fit | a | b | points | bound slope | ratio |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in table.itertuples():
-        bs = getattr(r, "bound_slope", np.nan)
-        ratio = getattr(r, "ratio_to_bound", np.nan)
-        lines.append(f"| {r.experiment} | {r.series} | {r.metric} | {r.fit} | {r.a:.4g} | {r.b:.4g} | {r.points} | "
-                     f"{'' if pd.isna(bs) else f'{bs:.3g}'} | {'' if pd.isna(ratio) else f'{ratio:.2f}'} |")
-    return "\n".join(lines) + "\n"
+    """The fitted slopes as a markdown table, with a header that names the scale."""
+    stand_in = ", QUICK STAND-IN: reduced grid" if scale == "quick" else ""
+    t = table.reindex(columns=["experiment", "series", "metric", "fit", "a", "b", "points", "bound_slope",
+                               "ratio_to_bound"])      # Exp 4's rows have no bound slope
+    shown = pd.DataFrame({
+        "experiment": t.experiment, "series": t.series, "metric": t.metric, "fit": t.fit,
+        "a": t.a.map(lambda v: f"{v:.4g}"), "b": t.b.map(lambda v: f"{v:.4g}"), "points": t.points,
+        "bound slope": t.bound_slope.map(lambda v: _fmt(v, ".3g")),
+        "ratio": t.ratio_to_bound.map(lambda v: _fmt(v, ".2f"))})
+    return "\n".join([
+        f"# DPC fitted slopes (scale = {scale}{stand_in})", "",
+        "Slopes of the original's fits on the mean accuracy over repetitions; `ratio_to_bound` = fitted",
+        "slope / the slope of this paper's bound (d_h(1-1/N)/N^2 per head; (1-1/N)/N^2 per unit of d).", "",
+        shown.to_markdown(index=False, disable_numparse=True), ""])

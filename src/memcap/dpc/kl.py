@@ -1,4 +1,4 @@
-"""DPC's theory in computable form (spec dana.md §4): KL of explicit low-rank encoders next to bounds.
+"""DPC's KL theory in computable form (spec dana.md §4): KL of explicit low-rank encoders next to bounds.
 
 d_KL(π, f) = E_{t∼π} KL(π_t ‖ softmax f(t)) for a logit map f on contexts t. Three parts:
   prop3   Prop 3's circle construction for look-up tables (d = 2): W_j = (cos 2πj/N, sin 2πj/N),
@@ -161,8 +161,8 @@ def lsq_table(N: int, contexts: int, draws: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def theory_table(t: dict) -> pd.DataFrame:
-    """All three parts from the params' `theory` block, one long table."""
+def kl_table(t: dict) -> pd.DataFrame:
+    """All three parts from the preset's `theory` block, one long table (tables/kl.parquet)."""
     return pd.concat([prop3_table(t["prop3_N"], t["prop3_lambdas"], t["seed"]),
                       thm2_table(t["thm2_N"], t["thm2_dim"], t["thm2_deltas"], t["seed"]),
                       lsq_table(t["lsq_N"], t["lsq_contexts"], t["lsq_draws"], t["seed"])], ignore_index=True)

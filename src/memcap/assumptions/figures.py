@@ -1,0 +1,49 @@
+"""Fig 1 of Mahdavi et al.: the fraction of full-rank random k-subsets of the [CLS] queries vs k,
+one panel per track that draws it (params `fig1`), dashed lines at n and d.
+
+FIGURES names the family's figures; each is saved by memcap.results.save_figure to
+figures/assumptions/<name>.png|.pdf.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+FIGURES = ("fig1",)
+FORMATS = ("png", "pdf")
+TRACK_LABELS = {"photos": "ViT-B/16 geometry, package photos (code-path check)", "digits": "small ViT, sklearn digits"}
+
+
+def draw_fig1(curves: pd.DataFrame) -> Figure:
+    """Fraction of full-rank k-subsets vs k with its Wilson band; dashed lines at n (green) and d (red)."""
+    sns.set_theme(style="whitegrid", context="paper")
+    tracks = list(dict.fromkeys(curves["track"])) if len(curves) else []
+    fig, axes = plt.subplots(1, max(1, len(tracks)), figsize=(5 * max(1, len(tracks)), 3.8), squeeze=False)
+    for ax, track in zip(axes[0], tracks):
+        c = curves[curves["track"] == track].sort_values("k")
+        sns.lineplot(data=c, x="k", y="fraction", marker="o", markersize=3, ax=ax)
+        ax.fill_between(c["k"], c["ci_low"], c["ci_high"], alpha=0.25)
+        n, d = int(c["n"].iloc[0]), int(c["d"].iloc[0])
+        ax.axvline(n, color="green", ls="--", label=f"n = {n}")
+        ax.axvline(d, color="red", ls="--", label=f"d = {d}")
+        ax.set(xlabel="Kruskal rank candidate k", ylabel="satisfied fraction", ylim=(-0.03, 1.03),
+               title=f"{c['model'].iloc[0]}: {TRACK_LABELS.get(track, track)}\nT = {int(c['T'].iloc[0])}, "
+                     f"{int(c['trials'].iloc[0])} subsets per k")
+        ax.legend(loc="lower left")
+    if not tracks:
+        axes[0][0].text(0.5, 0.5, "no Fig 1 curves in this preset", ha="center")
+    fig.suptitle("Fig 1: fraction of full-rank random k-subsets of the [CLS] queries", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def draw(name: str, curves: pd.DataFrame) -> Figure:
+    if name == "fig1":
+        return draw_fig1(curves)
+    raise ValueError(f"unknown assumptions figure {name!r}; the family draws {FIGURES}")

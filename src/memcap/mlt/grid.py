@@ -1,0 +1,44 @@
+"""MLT synthetic grids, from the family's preset (torch-free; spec mahdavi.md §2.3).
+
+A sweep varies one of heads / context_size / head_dim over `values` for each dataset size T in
+`dataset_sizes`. One grid point = (sweep, value, T); all seeds of a grid point train together in one
+job (they share every shape), one Parquet per grid point.
+"""
+
+from __future__ import annotations
+
+from memcap.errors import ParamsError
+
+FAMILY = "mlt_synthetic"
+VARIED = ("heads", "context_size", "head_dim")
+
+
+def sweep_settings(preset: dict, sweep: str) -> dict:
+    """The resolved settings of one sweep: the preset's defaults overridden by the sweep's keys, plus
+    the seeds. Everything one grid point's numbers depend on, with its value and T."""
+    if sweep not in preset["sweeps"]:
+        raise ParamsError(f"{FAMILY}.sweeps: no sweep named {sweep!r}; defined: {sorted(preset['sweeps'])}")
+    return {**preset["defaults"], **preset["sweeps"][sweep], "seeds": preset["seeds"]}
+
+
+def point_settings(preset: dict, sweep: str) -> dict:
+    """What a grid point's numbers depend on (its rule's params): the sweep settings without the grid
+    lists, so adding or changing one value or T reruns only that point, not the whole sweep."""
+    return {k: v for k, v in sweep_settings(preset, sweep).items() if k not in ("values", "dataset_sizes")}
+
+
+def grid_points(preset: dict) -> list[tuple[str, int, int]]:
+    """Every (sweep, value, T) of the preset."""
+    return [(name, v, T) for name, sw in preset["sweeps"].items() for v in sw["values"] for T in sw["dataset_sizes"]]
+
+
+def analysis_sweeps(preset: dict) -> list[str]:
+    """The saturation sweeps (Fig 3): their jobs also write the max attention weights."""
+    return [name for name in preset["sweeps"] if sweep_settings(preset, name)["analysis"]]
+
+
+def shape(settings: dict, value: int) -> dict:
+    """Heads, context size and head size of one grid point: the sweep's value replaces the varied one."""
+    out = {k: settings[k] for k in VARIED}
+    out[settings["vary"]] = value
+    return out

@@ -1,0 +1,132 @@
+"""Figures of the MLT theory family, drawn only from its tables (and, for Fig 3, the MLT attention rows).
+
+  construct     rank(Z) of CONSTRUCT against H(r−1)+1, and cond(Z) against T
+  capacity      construction vs gradient descent vs the bound (examples fit, MSE)
+  rank_bounds   rank(Z) under random / trained / constructed weights vs Props 2 and 5
+  fig3          MLT Fig 3: softmax saturation of trained heads
+
+FIGURES names them; each is saved by memcap.results.save_figure to figures/theory/<name>.png|.pdf.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from memcap.theory import saturation  # noqa: E402
+
+FIGURES = ("construct", "capacity", "rank_bounds", "fig3")
+FORMATS = ("png", "pdf")
+
+
+def _title(fig, text: str, label: str) -> None:
+    fig.suptitle(text + (f"\n{label}" if label else ""), fontsize=10)
+
+
+def draw_construct(con: pd.DataFrame, label: str = "") -> Figure:
+    """rank(Z) of CONSTRUCT against H(r−1)+1, and cond(Z) against T."""
+    ok = con[con["status"] == "ok"]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    top = max(int(con["bound"].max()), 1)
+    a.plot([0, top], [0, top], color="grey", ls="--", lw=1, label="rank = H(r−1)+1")
+    sns.scatterplot(data=ok, x="bound", y="rank", hue="context", style="context", ax=a, s=40)
+    failed = con[con["status"] != "ok"]
+    if len(failed):
+        a.scatter(failed["bound"], np.zeros(len(failed)), marker="x", color="red", label=f"failed ({len(failed)})")
+    a.set(xlabel="H(min(n, d_h) − 1) + 1", ylabel="rank(Z) of the construction", title="CONSTRUCT: rank(Z)")
+    a.legend(fontsize=8)
+    sns.scatterplot(data=ok, x="bound", y="cond", hue="context", style="context", ax=b, s=40, legend=False)
+    b.set(xscale="log", yscale="log", xlabel="T = H(r−1)+1", ylabel="cond(Z)",
+          title=f"conditioning (max residual {ok['model_residual'].max():.1e} via MLTAttention)")
+    _title(fig, "MLT Theorem 1 made executable: constructed capacity equals the bound", label)
+    fig.tight_layout()
+    return fig
+
+
+def draw_capacity(gd: pd.DataFrame, label: str = "") -> Figure:
+    """Examples fit within tolerance vs H: bound (line), construction, gradient descent per T/bound."""
+    ok = gd[gd["status"] == "ok"].copy()
+    ok["T / bound"] = ok["dataset_size_factor"].map(lambda f: f"{f:g}")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    bound = ok.groupby("heads")["bound"].first()
+    a.plot(bound.index, bound.values, color="black", ls="--", lw=1.2, label="bound H(r−1)+1")
+    sns.lineplot(data=ok, x="heads", y="memorized", hue="T / bound", style="method", markers=True, ax=a,
+                 errorbar=("pi", 100))
+    tol = ok["tolerance"].iloc[0] if len(ok) else np.nan
+    a.set(xlabel="heads H", ylabel=f"examples fit (|ŷ − y| ≤ {tol:g})", title="construction vs gradient descent vs bound")
+    sns.lineplot(data=ok, x="heads", y="mse", hue="T / bound", style="method", markers=True, ax=b,
+                 errorbar=("pi", 100), legend=False)
+    b.set(yscale="log", xlabel="heads H", ylabel="train MSE (all T examples)", title="train MSE")
+    _title(fig, f"Regression, {ok['context'].iloc[0] if len(ok) else ''} context, d={ok['input_dim'].max()}, "
+                f"n={ok['context_size'].max()}: GD with the spine's trainer", label)
+    fig.tight_layout()
+    return fig
+
+
+def draw_rank_bounds(bounds: pd.DataFrame, label: str = "") -> Figure:
+    """rank(Z) under random / trained / constructed weights vs Props 2 and 5."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, prop, name in zip(axes, ("prop2", "prop5"), ("Prop 2: shared context, H(n−1)+1",
+                                                        "Prop 5: constant token sum, H(d−1)+1")):
+        g = bounds[bounds["proposition"] == prop].copy()
+        if g.empty:
+            ax.text(0.5, 0.5, f"SKIPPED: no {prop} rows in this preset", ha="center", transform=ax.transAxes)
+            continue
+        g["weights"] = np.where(g["weight_scale"].notna(), g["weights"] + " ×" + g["weight_scale"].map("{:g}".format),
+                                g["weights"])
+        lines = g.groupby("heads")[["bound", "input_dim"]].first()
+        ax.plot(lines.index, lines["bound"], color="black", ls="--", label="bound")
+        ax.plot(lines.index, lines.index * lines["input_dim"], color="grey", ls=":", label="H·d (no bound)")
+        sns.stripplot(data=g, x="heads", y="rank", hue="weights", dodge=True, native_scale=True, ax=ax, size=5)
+        ax.set(title=name, xlabel="heads H", ylabel="rank(Z)")
+        ax.legend(fontsize=7)
+    _title(fig, "Upper bounds on rank(Z): every point must lie on or below the dashed line", label)
+    fig.tight_layout()
+    return fig
+
+
+def draw_fig3(att: pd.DataFrame, threshold: float, examples_shown: int, label: str = "") -> Figure:
+    """MLT Fig 3 from the attention rows; one row of three panels per run, largest H on top:
+    (a) saturation map, head × first `examples_shown` examples (first seed); (b) histogram over
+    examples of the number of saturated heads; (c) histogram of max attention over (example, head)."""
+    runs = att[saturation.RUN_KEYS].drop_duplicates().sort_values("heads", ascending=False).to_numpy().tolist()
+    fig, axes = plt.subplots(len(runs), 3, figsize=(13, 3.2 * len(runs)), squeeze=False,
+                             gridspec_kw={"width_ratios": [1.6, 1, 1]})
+    ex_all = saturation.per_example(att, threshold)
+    for row, (sweep, H, T) in zip(axes, runs):
+        run = att[(att["sweep"] == sweep) & (att["heads"] == H) & (att["dataset_size"] == T)]
+        first = run[run["seed"] == run["seed"].min()]
+        grid = (first[first["example"] < examples_shown]
+                .pivot(index="head", columns="example", values="max_attention") > threshold)
+        sns.heatmap(grid.astype(int), ax=row[0], cmap=["#f0f0f0", "#c0392b"], vmin=0, vmax=1, cbar=False,
+                    linewidths=0.5, linecolor="white")
+        row[0].set(title=f"H={H}, T={T}: saturated (max α > {threshold}) red", xlabel="example", ylabel="head")
+        ex = ex_all[(ex_all["sweep"] == sweep) & (ex_all["heads"] == H) & (ex_all["dataset_size"] == T)]
+        sns.histplot(ex["saturated_heads"], discrete=True, ax=row[1], color="#34495e")
+        row[1].set(title="saturated heads per example", xlabel="# saturated heads", xlim=(-0.5, H + 0.5))
+        sns.histplot(run["max_attention"], bins=np.linspace(0, 1, 41), ax=row[2], color="#2980b9")
+        row[2].axvline(threshold, color="#c0392b", ls="--", lw=1)
+        row[2].set(title="max attention, all (example, head)", xlabel="max_j α_{h,j}")
+    fig.suptitle("MLT Fig 3: softmax saturation of trained heads" + (f" ({label})" if label else ""))
+    fig.tight_layout()
+    return fig
+
+
+def draw(name: str, tables: dict, sat_settings: dict, label: str = "") -> Figure:
+    """Figure `name` from `tables` (construct, gd, rank_bounds, trained_ranks, attention DataFrames)."""
+    if name == "construct":
+        return draw_construct(tables["construct"], label)
+    if name == "capacity":
+        return draw_capacity(tables["gd"], label)
+    if name == "rank_bounds":
+        bounds = pd.concat([tables["rank_bounds"], tables["trained_ranks"]], ignore_index=True)
+        return draw_rank_bounds(bounds, label)
+    if name == "fig3":
+        return draw_fig3(tables["attention"], sat_settings["threshold"], sat_settings["examples_shown"], label)
+    raise ValueError(f"unknown theory figure {name!r}; the family draws {FIGURES}")

@@ -1,0 +1,130 @@
+"""The architecture the layout promises: one-way imports, torch-free validation, commands by family."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "memcap"
+FAMILY_PACKAGES = ("mlt", "theory", "dpc", "assumptions", "capacity")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """memcap module -> the memcap modules it imports (any depth in the file: lazy imports count)."""
+    graph = {}
+    for path in SRC.rglob("*.py"):
+        mod, deps = _module_name(path), set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("memcap"):
+                deps.add(node.module)
+                deps |= {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("memcap")}
+        graph[mod] = deps
+    return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+
+
+def _find_cycle(graph):
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        stack.append(m)
+        for d in sorted(graph[m]):
+            if state.get(d) == "open":
+                return stack[stack.index(d):] + [d]
+            if d not in state and (c := visit(d)):
+                return c
+        state[m] = "done"
+        stack.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (c := visit(m)):
+            return c
+    return None
+
+
+def test_no_import_cycle_between_memcap_modules():
+    graph = _imports()
+    graph = {m: {d for d in deps if not m.startswith(d + ".") and not d == "memcap"} for m, deps in graph.items()}
+    assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
+
+
+def test_validating_params_imports_no_torch_and_no_trainer():
+    code = ("import sys; from memcap import params; params.load('params.yaml'); "
+            "bad = [m for m in sys.modules if m == 'torch' or m.endswith('.train')]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=SRC.parents[1], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_report_imports_no_trainer():
+    graph = _imports()
+    report = {m: deps for m, deps in graph.items() if m.startswith("memcap.report")}
+    trainers = {d for deps in report.values() for d in deps
+                if d.endswith((".train", ".search")) or d.startswith("memcap.models")}
+    assert not trainers
+
+
+@pytest.mark.parametrize("family", FAMILY_PACKAGES)
+def test_every_family_has_the_same_shape(family):
+    modules = {p.stem for p in (SRC / family).glob("*.py")}
+    assert {"__init__", "grid", "checks", "figures"} <= modules, sorted(modules)
+    assert modules & {"train", "search", "run", "construct", "suite"}, sorted(modules)
+    assert modules & {"aggregate"}, sorted(modules)
+
+
+def test_help_lists_commands_by_family():
+    out = subprocess.run([sys.executable, "-m", "memcap", "--help"], capture_output=True, text=True, check=True).stdout
+    for family in ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report"):
+        assert f"\n  {family} " in out
+    assert "mlt train" in out and "dpc train" in out and "capacity search" in out
+
+
+def _stage_entry_modules(stage: str) -> set[str]:
+    """What a DVC stage runs: its family's CLI module and the memcap modules its rule files import."""
+    cli = {"mlt_synthetic": "mlt"}.get(stage, stage)
+    entries = {f"memcap.cli.{cli}"}
+    rules = Path(SRC.parents[1], "workflow", "rules")
+    for smk in (rules / "common.smk", rules / f"{stage}.smk"):
+        for line in smk.read_text().splitlines():
+            words = line.split()
+            if words[:1] == ["from"] and words[1].startswith("memcap"):
+                entries |= {words[1]} | {f"{words[1]}.{w.strip(',')}" for w in words[3:] if w[0].isalpha()}
+            elif words[:1] == ["import"] and words[1].startswith("memcap"):
+                entries.add(words[1])
+    return entries
+
+
+@pytest.mark.parametrize("stage", ["mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report"])
+def test_dvc_stage_deps_cover_every_module_the_stage_imports(stage):
+    """A change to any module a family's jobs import reruns that family's stage (dvc.yaml deps).
+    Validation's per-family checks are left out: they accept or reject params, never change a number."""
+    import yaml
+
+    deps = yaml.safe_load((SRC.parents[1] / "dvc.yaml").read_text())["stages"][stage]["deps"]
+    graph = _imports()
+    todo, seen = [m for m in _stage_entry_modules(stage) if m in graph], set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo += [d for d in graph[m] if not (m == "memcap.params" and d.endswith(".checks"))]
+    missing = []
+    for m in sorted(seen):
+        path = SRC.parent.joinpath(*m.split("."))
+        rel = str(path.with_suffix(".py").relative_to(SRC.parents[1])) if path.with_suffix(".py").exists() \
+            else str((path / "__init__.py").relative_to(SRC.parents[1]))
+        if rel.endswith("__init__.py") and "cli" not in rel:
+            continue                                   # package docstrings
+        if not any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in deps):
+            missing.append(rel)
+    assert not missing, f"dvc.yaml stage {stage} lacks deps on {missing}"
