@@ -1,85 +1,312 @@
-"""Scorecard claims and bits per parameter on small hand-built tables."""
+"""Every claim's verdict on synthetic tables of known shape: one that must be reproduced, one (or more)
+that must not, and one inconclusive (noisy seeds/repetitions); plus not-run, skipped and the outputs."""
 
+import json
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from memcap import stats
+from memcap.dpc.bounds import bound_slope_per_head
 from memcap.report import bits, claims
+from memcap.report.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Region, decide
+
+REP, NOT, INC = REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE
 
 
-def mlt_runs(acc_of_h, sweep="scale_head_shared", xs=(1, 2, 4, 6), T=400, vary="heads", **extra):
+def spread(k: int, noise: float) -> np.ndarray:
+    """k replicate offsets, symmetric (the mean is exact), alternating so that no trend hides in them."""
+    return noise * np.linspace(-1, 1, k)[np.argsort(np.arange(k) % 2, kind="stable")]
+
+
+# --------------------------------------------------------------------------------------- MLT builders
+def mlt_runs(f, sweep="scale_head_shared", xs=(1, 2, 4, 8), Ts=(400,), seeds=3, noise=0.005, vary="heads",
+             column="mem_acc", task="classification", context_size=8, head_dim=16):
     rows = []
-    for x in xs:
-        for seed in (0, 1):
-            rows.append({"sweep": sweep, "scale": "quick", "vary": vary, "x": x, "dataset_size": T, "seed": seed,
-                         "task": "classification", "mem_acc": acc_of_h(x), "mem_loss": 1.0 / x,
-                         "context_size": 8, "heads": x, "head_dim": 16, "rank_bound": x * 7 + 1,
-                         "memorized_bits": 100.0 * x, "param_count": 1000, "num_classes": 100, **extra})
+    for T in Ts:
+        for x in xs:
+            for seed, e in enumerate(spread(seeds, noise)):
+                heads = x if vary == "heads" else 2
+                rows.append({"sweep": sweep, "scale": "quick", "vary": vary, "x": x, "dataset_size": T, "seed": seed,
+                             "task": task, "mem_acc": 0.5, "mem_loss": 1.0, column: f(x) + e,
+                             "context_size": x if vary == "context_size" else context_size,
+                             "head_dim": x if vary == "head_dim" else head_dim, "heads": heads,
+                             "memorized_bits": 100.0 * x, "param_count": 1000, "num_classes": 100})
+    return {"mlt_runs": pd.DataFrame(rows)}
+
+
+def head(f, **kw):
+    return mlt_runs(f, **kw)
+
+
+def ctx(f, **kw):
+    return mlt_runs(f, sweep="scale_ctx_size_shared", xs=(2, 4, 8, 12), vary="context_size", **kw)
+
+
+def dh(f, **kw):
+    return mlt_runs(f, sweep="scale_dh_shared", xs=(2, 4, 8, 16), vary="head_dim", **kw)
+
+
+def regress(f, **kw):
+    return mlt_runs(f, sweep="regress_scale_head_shared", column="mem_loss", task="regression", **kw)
+
+
+def saturation(values):
+    return {"theory_saturation": pd.DataFrame({"frac_examples_any_unsaturated": values, "threshold": 0.99,
+                                               "scale": "quick"})}
+
+
+def asm1(override=None):
+    rows = [("photos", "Embedding Layer", "embedding layer", False),
+            ("photos", "Random Attention", "random attention", True),
+            ("gpt2", "GPT-2 random", "L0", False), ("gpt2", "GPT-2 random", "L1", True),
+            ("bert", "BERT trained", "L0", False), ("bert", "BERT trained", "L1", False)]
+    out = []
+    for track, model, layer, holds in rows:
+        frac = 1.0 if holds else 0.0
+        lo, hi = stats.wilson_interval(int(frac * 1000), 1000)
+        r = {"track": track, "model": model, "layer": layer, "check": "asm1", "status": "ok", "reason": "",
+             "holds": holds, "fraction": frac, "ci_low": lo, "ci_high": hi, "threshold": 0.99}
+        out.append({**r, **(override or {}).get((track, layer), {})})
+    return {"assumption_checks": pd.DataFrame(out)}
+
+
+# --------------------------------------------------------------------------------------- DPC builders
+def dpc(experiment, f, series=(-1,), xs=(1, 4, 8, 12, 16), reps=3, noise=0.002, N=30, head_dim=None, **extra):
+    rows = []
+    for s in series:
+        d = s if s > 0 else 6
+        for x in xs:
+            for r, e in enumerate(spread(reps, noise)):
+                rows.append({"experiment": experiment, "series": s, "x": x, "N": N, "dim": d,
+                             "head_dim": head_dim or d, "repetition": r, "acc_table": f(x, d) + e, "scale": "quick"})
     return pd.DataFrame(rows)
 
 
-def verdict(card, cid):
-    return card.set_index("claim_id").loc[cid]
+def dpc_tables(*frames):
+    return {"dpc_runs": pd.concat(frames, ignore_index=True)}
 
 
-def test_linear_in_h_reproduced_and_curved_not():
-    linear = claims.scorecard({"mlt_runs": mlt_runs(lambda h: 0.1 * h)}, "quick")
-    assert verdict(linear, "mlt_fig2a_linear_H").verdict == claims.REPRODUCED
-    assert verdict(linear, "mlt_fig2a_linear_H").statistic == pytest.approx(1.0)
-    curved = claims.scorecard({"mlt_runs": mlt_runs(lambda h: 0.9 * (h > 1) + 0.05, xs=(1, 2, 3, 4, 5))}, "quick")
-    # flat after the first step: three non-saturated points, R² far below 0.9
-    row = verdict(curved, "mlt_fig2a_linear_H")
-    assert row.verdict == claims.NOT_REPRODUCED and row.statistic < 0.9
+def exp1(ratio=2.0, shape=lambda h: h, noise=0.002, power=1.0, N=30, series=(4, 6, 8)):
+    """acc = 1/N + ratio × bound slope × shape(H), the slope scaled by (d/4)^(power−1) across d."""
+    def f(h, d):
+        return 1 / N + ratio * bound_slope_per_head(d, N) * (d / 4) ** (power - 1) * shape(h)
+    return dpc("exp1", f, series=series, noise=noise, N=N)
 
 
-def test_missing_sweep_is_not_run_and_saturated_curve_is_skipped():
-    card = claims.scorecard({"mlt_runs": mlt_runs(lambda h: 0.1 * h)}, "quick")
-    assert verdict(card, "mlt_fig2b_grows_with_n").verdict == claims.NOT_RUN
-    assert verdict(card, "dpc_exp1_linear_H_above_bound").verdict == claims.NOT_RUN   # no DPC table given
-    saturated = claims.scorecard({"mlt_runs": mlt_runs(lambda h: 1.0)}, "quick")
-    assert verdict(saturated, "mlt_fig2a_linear_H").verdict.startswith("skipped: ")
-    assert set(card.scale) == {"quick"} and len(card) == len(claims.CLAIMS)
+def exp5(lead=0.05, noise=0.002):
+    aot = exp1().assign(experiment="exp5_aot")
+    offset = spread(3, noise)[(aot.repetition.to_numpy() + 1) % 3]        # zero mean at every grid point
+    mlp = aot.assign(experiment="exp5_mlp", acc_table=aot.acc_table + lead + offset)
+    return dpc_tables(aot, mlp)
 
 
-def test_dh_gain_past_n():
-    flat = mlt_runs(lambda d: min(d, 8) / 10, sweep="scale_dh_shared", xs=(2, 4, 8, 16), vary="head_dim")
-    assert verdict(claims.scorecard({"mlt_runs": flat}, "quick"), "mlt_fig2c_no_gain_past_n").verdict == claims.REPRODUCED
-    rising = mlt_runs(lambda d: d / 20, sweep="scale_dh_shared", xs=(2, 4, 8, 16), vary="head_dim")
-    row = verdict(claims.scorecard({"mlt_runs": rising}, "quick"), "mlt_fig2c_no_gain_past_n")
-    assert row.verdict == claims.NOT_REPRODUCED and row.statistic == pytest.approx(0.4)
+def exp6(ratio=1.5, noise=0.002, reps=6):
+    N, d = 10, 2
+    return dpc_tables(dpc("exp6", lambda h, _: 1 / N + ratio * bound_slope_per_head(d, N) * h, xs=(1, 5, 9, 13),
+                          N=N, head_dim=d, reps=reps, noise=noise))
 
 
-def test_asm1_pattern_and_all_skipped():
-    base = {"track": "gpt2", "check": "asm1", "status": "ok", "reason": "", "model": "GPT-2 random"}
-    good = pd.DataFrame([{**base, "layer": "L0", "holds": False}, {**base, "layer": "L1", "holds": True}])
-    assert verdict(claims.scorecard({"assumption_checks": good}, "quick"), "mlt_table1_asm1_layers").verdict \
-        == claims.REPRODUCED
-    bad = good.assign(holds=True)
-    assert verdict(claims.scorecard({"assumption_checks": bad}, "quick"), "mlt_table1_asm1_layers").statistic == 0.5
-    skipped = good.assign(status="SKIPPED", reason="no offline weights")
-    assert verdict(claims.scorecard({"assumption_checks": skipped}, "quick"),
-                   "mlt_table1_asm1_layers").verdict == "skipped: no Asm 1 check ran: no offline weights"
+def exp2(f, noise=0.002):
+    return dpc_tables(dpc("exp2", lambda x, _: f(x), xs=(1, 2, 4, 6, 8, 10), noise=noise))
 
 
-def test_dpc_exp1_slope_ratio_against_bound():
-    N, rows = 20, []
-    for d in (4, 6, 8):
-        slope = 2.0 * (1 - 1 / N) * d / N ** 2                    # twice the bound's slope per head
-        for h in (1, 4, 8, 12):
-            rows.append({"experiment": "exp1", "series": d, "x": h, "N": N, "head_dim": d, "dim": d,
-                         "acc_table_mean": 1 / N + slope * h, "scale": "quick"})
-    card = claims.scorecard({"dpc_summary": pd.DataFrame(rows)}, "quick")
-    row = verdict(card, "dpc_exp1_linear_H_above_bound")
-    assert row.verdict == claims.REPRODUCED and row.statistic == pytest.approx(2.0)
-    # slopes ∝ d: power 1, outside [2, 3]
-    assert verdict(card, "dpc_exp4_slope_power").statistic == pytest.approx(1.0)
-    assert verdict(card, "dpc_exp4_slope_power").verdict == claims.NOT_REPRODUCED
+def exp3(f, noise=0.002):
+    return dpc_tables(dpc("exp3", lambda x, _: f(x), xs=(2, 4, 6, 8, 10, 12), head_dim=6, noise=noise))
+
+
+def exact(name, column, values, **cols):
+    return {name: pd.DataFrame({column: values, **cols})}
+
+
+def capacity(low, high, bound=5):
+    n = len(low)
+    return {"capacity": pd.DataFrame({"capacity_low": low, "capacity_high": high, "mlt_bound": [bound] * n,
+                                      "dpc_bound": [bound] * n, "heads": 1, "head_dim": 4})}
+
+
+CHANCE = 1 / 30
+CASES = [
+    # Fig 2a / Fig 4: linear vs concave on H = {1, 2, 4, 8}
+    ("mlt_fig2a_linear_H", "linear", head(lambda h: 0.1 * h), REP),
+    ("mlt_fig2a_linear_H", "√H", head(lambda h: 0.3 * h ** 0.5), NOT),
+    ("mlt_fig2a_linear_H", "log(1+H)", head(lambda h: 0.3 * math.log1p(h)), NOT),
+    ("mlt_fig2a_linear_H", "falling", head(lambda h: 0.9 - 0.1 * h), NOT),
+    ("mlt_fig2a_linear_H", "linear, noisy seeds", head(lambda h: 0.1 * h, noise=0.12), INC),
+    ("mlt_fig4_linear_H_random", "linear", head(lambda h: 0.1 * h, sweep="scale_head"), REP),
+    ("mlt_fig4_linear_H_random", "√H", head(lambda h: 0.3 * h ** 0.5, sweep="scale_head"), NOT),
+    ("mlt_fig4_linear_H_random", "noisy", head(lambda h: 0.1 * h, sweep="scale_head", noise=0.12), INC),
+    # Fig 2b: grows with n
+    ("mlt_fig2b_grows_with_n", "rising", ctx(lambda n: 0.05 * n), REP),
+    ("mlt_fig2b_grows_with_n", "falling", ctx(lambda n: 0.8 - 0.05 * n), NOT),
+    ("mlt_fig2b_grows_with_n", "weak rise, noisy seeds", ctx(lambda n: 0.3 + 0.01 * n, noise=0.1), INC),
+    # Fig 2c: flat past d_h = n = 8, either sign
+    ("mlt_fig2c_no_gain_past_n", "flat past n", dh(lambda d: min(d, 8) / 20), REP),
+    ("mlt_fig2c_no_gain_past_n", "rising past n", dh(lambda d: d / 40), NOT),
+    ("mlt_fig2c_no_gain_past_n", "falling past n", dh(lambda d: 0.4 - 0.02 * max(d - 8, 0)), NOT),
+    ("mlt_fig2c_no_gain_past_n", "small rise, noisy seeds", dh(lambda d: 0.3 + 0.005 * max(d - 8, 0), noise=0.1),
+     INC),
+    # Fig 5: MSE falls with H
+    ("mlt_fig5_regression_H", "falling", regress(lambda h: 1 / h), REP),
+    ("mlt_fig5_regression_H", "rising", regress(lambda h: 0.1 * h), NOT),
+    ("mlt_fig5_regression_H", "weak fall, noisy seeds", regress(lambda h: 1 - 0.01 * h, noise=0.2), INC),
+    # Theorem 1 met by trained runs (bound H·7 + 1 of T = 400)
+    ("mlt_thm1_trained_above_bound", "48 runs above", head(lambda h: 0.1 * h, Ts=(400, 500, 600, 700)), REP),
+    ("mlt_thm1_trained_above_bound", "below", head(lambda h: 0.001, Ts=(400, 500, 600, 700)), NOT),
+    ("mlt_thm1_trained_above_bound", "6 runs above", head(lambda h: 0.1 * h, xs=(1, 2), seeds=3), INC),
+    # Fig 3
+    ("mlt_fig3_not_all_heads_saturate", "most unsaturated", saturation([0.85, 0.9, 0.88, 0.86, 0.91, 0.87]), REP),
+    ("mlt_fig3_not_all_heads_saturate", "all saturated", saturation([0.1, 0.15, 0.12, 0.2, 0.1, 0.05]), NOT),
+    ("mlt_fig3_not_all_heads_saturate", "spread", saturation([0.1, 0.9, 0.2, 0.95, 0.3, 0.6]), INC),
+    # exact properties: reproduced or not, never inconclusive
+    ("theory_construction_exact", "all ok", exact("theory_construct", "status", ["ok"] * 3), REP),
+    ("theory_construction_exact", "one fails", exact("theory_construct", "status", ["ok", "ok", "rank"],
+                                                     reason="", heads=1, context_size=4, head_dim=2), NOT),
+    ("theory_rank_bounds", "all hold", exact("theory_rank_bounds", "holds", [True] * 3, proposition="prop2"), REP),
+    ("theory_rank_bounds", "one exceeds", exact("theory_rank_bounds", "holds", [True, False], proposition="prop2"),
+     NOT),
+    ("dpc_theory_kl_bounds", "below", exact("dpc_theory", "kl", [0.1, 0.2], bound=[0.5, 0.5], part="thm2"), REP),
+    ("dpc_theory_kl_bounds", "above", exact("dpc_theory", "kl", [0.1, 0.6], bound=[0.5, 0.5], part="thm2"), NOT),
+    # Tables 1 and 3
+    ("mlt_table1_asm1_layers", "paper's pattern", asm1(), REP),
+    ("mlt_table1_asm1_layers", "fails after attention",
+     asm1({("photos", "random attention"): {"holds": False, "fraction": 0.0, "ci_low": 0.0, "ci_high": 0.004}}), NOT),
+    ("mlt_table1_asm1_layers", "straddles the 0.99 threshold",
+     asm1({("gpt2", "L1"): {"holds": True, "fraction": 0.991, "ci_low": 0.983, "ci_high": 0.995}}), INC),
+    # DPC Exp 1: linear in H, slope above the bound's
+    ("dpc_exp1_linear_H_above_bound", "2× the bound, linear", dpc_tables(exp1(2.0)), REP),
+    ("dpc_exp1_linear_H_above_bound", "half the bound", dpc_tables(exp1(0.5)), NOT),
+    ("dpc_exp1_linear_H_above_bound", "√H, above the bound", dpc_tables(exp1(8.0, shape=lambda h: 4 * h ** 0.5)),
+     NOT),
+    ("dpc_exp1_linear_H_above_bound", "at the bound, noisy", dpc_tables(exp1(1.0, noise=0.03)), INC),
+    # DPC Exp 2: quadratic in d_h on the quick grid {1, 2, 4, 6, 8, 10}
+    ("dpc_exp2_quadratic_dh", "quadratic", exp2(lambda x: CHANCE + 0.006 * x ** 2), REP),
+    ("dpc_exp2_quadratic_dh", "linear through chance", exp2(lambda x: CHANCE + 0.05 * x), NOT),
+    ("dpc_exp2_quadratic_dh", "linear with an intercept", exp2(lambda x: 0.1 + 0.05 * x), NOT),
+    ("dpc_exp2_quadratic_dh", "x^1.5, noisy", exp2(lambda x: CHANCE + 0.02 * x ** 1.5, noise=0.03), INC),
+    # DPC Exp 3: linear to d_h = 6, then flat
+    ("dpc_exp3_linear_then_flat_d", "linear then flat", exp3(lambda d: 0.05 * min(d, 6)), REP),
+    ("dpc_exp3_linear_then_flat_d", "linear throughout", exp3(lambda d: 0.05 * d), NOT),
+    ("dpc_exp3_linear_then_flat_d", "falling past d_h", exp3(lambda d: 0.05 * min(d, 6) - 0.04 * max(d - 6, 0)), NOT),
+    ("dpc_exp3_linear_then_flat_d", "slope ratio 0.25, noisy",
+     exp3(lambda d: 0.05 * min(d, 6) + 0.0125 * max(d - 6, 0), noise=0.02), INC),
+    # DPC Exp 4: Exp 1 slopes ∝ d^p, p in [2, 3]
+    ("dpc_exp4_slope_power", "p = 2.5", dpc_tables(exp1(2.0, power=2.5, series=(4, 6, 8, 10))), REP),
+    ("dpc_exp4_slope_power", "p = 1", dpc_tables(exp1(2.0, power=1.0, series=(4, 6, 8, 10))), NOT),
+    ("dpc_exp4_slope_power", "p = 3, noisy", dpc_tables(exp1(2.0, power=3.0, series=(4, 6, 8, 10), noise=0.02)), INC),
+    # DPC Exp 5
+    ("dpc_exp5_mlp_mid_aot_linear", "MLP ahead", exp5(0.05), REP),
+    ("dpc_exp5_mlp_mid_aot_linear", "MLP behind", exp5(-0.05), NOT),
+    ("dpc_exp5_mlp_mid_aot_linear", "level, noisy", exp5(0.0, noise=0.05), INC),
+    # DPC Exp 6: 1.3–1.7× the bound
+    ("dpc_exp6_slope_ratio", "1.5×", exp6(1.5), REP),
+    ("dpc_exp6_slope_ratio", "0.8×", exp6(0.8), NOT),
+    ("dpc_exp6_slope_ratio", "1.3×, noisy", exp6(1.3, noise=0.03), INC),
+    # capacity by search: the bracket against the bound
+    ("capacity_above_mlt_bound", "above", capacity([6, 8], [7, 9]), REP),
+    ("capacity_above_mlt_bound", "below", capacity([6, 2], [7, 3]), NOT),
+    ("capacity_above_mlt_bound", "bracket holds the bound", capacity([6, 4], [7, 8]), INC),
+    ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, np.nan]), REP),
+    ("capacity_vs_dpc_bound", "below", capacity([6, 2], [7, 3]), NOT),
+    ("capacity_vs_dpc_bound", "bracket holds the bound", capacity([6, 4], [7, 8]), INC),
+]
+
+
+def row(tables, cid):
+    return claims.scorecard(tables, "quick").set_index("claim_id").loc[cid]
+
+
+@pytest.mark.parametrize("cid, shape, tables, expected", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_claim_verdict_on_known_shape(cid, shape, tables, expected):
+    r = row(tables, cid)
+    assert r.verdict == expected, (shape, r.statistic, r.ci_low, r.ci_high, r.detail)
+    assert r.ci_low <= r.ci_high
+
+
+def test_every_claim_has_a_reproduced_and_a_failing_case():
+    for c in claims.CLAIMS:
+        got = {e for cid, _, _, e in CASES if cid == c.claim_id}
+        assert {REP, NOT} <= got, c.claim_id
+        exact = "exact, no interval" in c.test
+        assert (INC in got) != exact, c.claim_id          # exact properties cannot be inconclusive
+
+
+def test_kinds_and_paper_numbers():
+    card = claims.scorecard({}, "quick").set_index("claim_id")
+    props = {"theory_construction_exact", "theory_rank_bounds", "dpc_theory_kl_bounds", "mlt_thm1_trained_above_bound",
+             "capacity_above_mlt_bound", "capacity_vs_dpc_bound"}
+    assert set(card.index[card.kind == claims.PROPERTY]) == props
+    assert "1.3–1.7" in card.loc["dpc_exp6_slope_ratio", "paper_value"]
+    assert "H(min(n, d_h) − 1) + 1" in card.loc["mlt_thm1_trained_above_bound", "paper_value"]
+    assert "0.99" in card.loc["mlt_fig3_not_all_heads_saturate", "paper_value"]
+    assert (card.paper_source != "").all() and (card.verdict == NOT_RUN).all()
+
+
+def test_dropped_points_are_named():
+    r = row(head(lambda h: min(0.2 * h, 1.0)), "mlt_fig2a_linear_H")      # H = 8 saturates
+    assert "dropped: T=400: H=8 (saturated" in r.detail and r.verdict == REP
+    r = row(head(lambda h: min(0.3 * h, 1.0)), "mlt_fig2a_linear_H")      # H = 4 and 8 saturate: 2 points left
+    assert r.verdict.startswith("skipped: ") and "H=4" in r.verdict and "H=8" in r.verdict
+
+
+def test_summary_only_dpc_still_scores_without_interval():
+    runs = exp1(2.0)
+    summary = runs.groupby(["experiment", "series", "x", "N", "dim", "head_dim", "scale"], as_index=False).agg(
+        acc_table_mean=("acc_table", "mean"))
+    r = row({"dpc_summary": summary}, "dpc_exp1_linear_H_above_bound")
+    assert r.verdict == REP and r.ci_low == pytest.approx(r.ci_high) and "no per-repetition table" in r.detail
+
+
+def test_missing_inputs_are_not_run_and_constant_is_skipped():
+    card = claims.scorecard(head(lambda h: 0.1 * h), "quick").set_index("claim_id")
+    assert card.loc["mlt_fig2b_grows_with_n", "verdict"] == NOT_RUN
+    assert card.loc["dpc_exp1_linear_H_above_bound", "verdict"] == NOT_RUN
+    assert len(card) == len(claims.CLAIMS) and set(card.scale) == {"quick"}
+    r = row(regress(lambda h: 0.5, noise=0.0), "mlt_fig5_regression_H")
+    assert r.verdict.startswith("skipped: ")
+
+
+def test_bootstrap_is_deterministic_and_interval_brackets():
+    cells = [np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0])]
+    def f(rs):
+        return sum(r.mean(axis=1) for r in rs)
+    a, b = stats.bootstrap_cells(cells, f, seed=1), stats.bootstrap_cells(cells, f, seed=1)
+    assert a == b and a[1] <= a[0] <= a[2] and a[0] == pytest.approx(5.0)
+    assert stats.bootstrap_cells([np.array([2.0])], f) == (2.0, 2.0, 2.0)
+
+
+def test_vectorised_fits_match_scipy():
+    rng = np.random.default_rng(0)
+    x, Y = np.array([1.0, 2, 4, 8]), rng.normal(size=(5, 4))
+    assert np.allclose(stats.slope_rows(x, Y), [stats.linear_fit(x, y)["slope"] for y in Y])
+    assert np.allclose(stats.spearman_rows(x, Y), [stats.spearman(x, y)[0] for y in Y])
+    assert np.allclose(stats.polyfit_rows(x, Y, 2), [np.polyfit(x, y, 2)[::-1] for y in Y])
+    assert stats.power_exponent(x, 0.1 + 3 * x ** 2, 0.1)["exponent"] == pytest.approx(2.0)
+
+
+def test_decide_regions():
+    assert decide(0.8, 0.9, Region(0.75)) == REP
+    assert decide(0.5, 0.7, Region(0.75)) == NOT
+    assert decide(0.7, 0.9, Region(0.75)) == INC
+    assert decide(1.2, 1.4, Region(1.3, 1.7)) == INC and decide(1.35, 1.6, Region(1.3, 1.7)) == REP
+
+
+def test_metrics_and_plot_data():
+    card = claims.scorecard({**head(lambda h: 0.1 * h), **exp6(0.8)}, "quick")
+    m = json.loads(claims.metrics_json(card))
+    assert sum(m["all"].values()) == len(card) and m["all"]["inconclusive"] == 1      # Theorem 1 on 12 runs
+    assert m["MLT_paper_claims"]["reproduced"] >= 1 and m["DPC_paper_claims"]["not_reproduced"] == 1
+    assert set(m) == {"all", "paper_claims", "verified_properties", "MLT_paper_claims", "DPC_paper_claims"}
+    plot = claims.plot_data(card)
+    assert list(plot.columns) == ["claim_id", "statistic", "ci_low", "ci_high", "verdict"] and len(plot) == len(card)
+    md = claims.markdown(card)
+    assert "## Paper claims" in md and "## Verified properties" in md and "inconclusive" in md
 
 
 def test_bits_per_param_and_skip_without_column():
-    runs = mlt_runs(lambda h: 0.5)
+    runs = head(lambda h: 0.5)["mlt_runs"]
     table = bits.bits_table(runs, None)
     assert np.allclose(table.bits_per_param, runs.memorized_bits / runs.param_count)
     assert bits.skipped(runs.drop(columns="memorized_bits"), None) == [
@@ -88,23 +315,3 @@ def test_bits_per_param_and_skip_without_column():
 
 def test_bits_reference():
     assert math.isclose(bits.REFERENCES[next(iter(bits.REFERENCES))], 3.6)
-
-
-def test_too_few_points_is_skipped_not_failed():
-    one_h = mlt_runs(lambda h: 0.5, sweep="regress_scale_head_shared", xs=(4,))
-    assert verdict(claims.scorecard({"mlt_runs": one_h}, "quick"), "mlt_fig5_regression_H").verdict.startswith("skipped")
-    falling = mlt_runs(lambda h: 0.5, sweep="regress_scale_head_shared", xs=(1, 2, 4, 8))   # mem_loss = 1/H
-    assert verdict(claims.scorecard({"mlt_runs": falling}, "quick"), "mlt_fig5_regression_H").verdict == claims.REPRODUCED
-
-
-def test_growth_in_n_threshold_is_inclusive_despite_rounding():
-    """One swapped pair of 4 points gives Spearman ρ = 0.8 (0.7999… in floating point): it passes >= 0.8;
-    two swaps (ρ = 0.4) do not."""
-    acc = {2: 0.1, 4: 0.3, 8: 0.2, 12: 0.4}
-    one_swap = mlt_runs(acc.get, sweep="scale_ctx_size_shared", xs=(2, 4, 8, 12), vary="context_size")
-    assert verdict(claims.scorecard({"mlt_runs": one_swap}, "quick"), "mlt_fig2b_grows_with_n").verdict == \
-        claims.REPRODUCED
-    acc = {2: 0.3, 4: 0.1, 8: 0.4, 12: 0.2}
-    two_swaps = mlt_runs(acc.get, sweep="scale_ctx_size_shared", xs=(2, 4, 8, 12), vary="context_size")
-    assert verdict(claims.scorecard({"mlt_runs": two_swaps}, "quick"), "mlt_fig2b_grows_with_n").verdict == \
-        claims.NOT_REPRODUCED

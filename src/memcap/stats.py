@@ -42,3 +42,60 @@ def spearman(x, y) -> tuple[float, float]:
         return float("nan"), float("nan")
     res = stats.spearmanr(x, y)
     return float(res.statistic), float(res.pvalue)
+
+
+# ------------------------------------------------------------------ resampling and row-wise (vectorised) fits
+def bootstrap_cells(cells, statistic, n_resamples: int = 2000, confidence: float = 0.95,
+                    seed: int = 0) -> tuple[float, float, float]:
+    """Stratified percentile bootstrap: (point, low, high) of `statistic` over independent cells.
+
+    `cells` is a list of 1-D arrays, the replicate values (seeds, repetitions) of each grid point. Each
+    resample draws, within every cell, as many values as it holds, with replacement (cells are never
+    mixed). `statistic(list of (B, k_i) arrays) -> (B,)` is called once on all resamples at once, and once
+    on the data (B = 1) for the point estimate. The interval takes the lower/higher order statistic at
+    each tail (no interpolation, so ±inf statistics stay usable); NaN resamples are ignored. A cell with
+    one value contributes no spread. Deterministic for a given seed.
+    """
+    cells = [np.asarray(c, float).ravel() for c in cells]
+    point = float(np.asarray(statistic([c[None, :] for c in cells]))[0])
+    rng = np.random.default_rng(seed)
+    draws = np.asarray(statistic([c[rng.integers(0, len(c), (n_resamples, len(c)))] for c in cells]), float)
+    draws = draws[~np.isnan(draws)]
+    if not len(draws):
+        return point, float("nan"), float("nan")
+    alpha = (1 - confidence) / 2
+    return (point, float(np.quantile(draws, alpha, method="lower")),
+            float(np.quantile(draws, 1 - alpha, method="higher")))
+
+
+def slope_rows(x, Y) -> np.ndarray:
+    """OLS slope of each row of Y (B, n) on x (n,)."""
+    x = np.asarray(x, float)
+    xc = x - x.mean()
+    Y = np.atleast_2d(np.asarray(Y, float))
+    return (Y - Y.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
+
+
+def polyfit_rows(x, Y, degree: int) -> np.ndarray:
+    """Least-squares polynomial coefficients (B, degree + 1), lowest power first, of each row of Y on x."""
+    x = np.asarray(x, float)
+    X = np.vander(x, degree + 1, increasing=True)
+    return np.atleast_2d(np.asarray(Y, float)) @ np.linalg.pinv(X).T
+
+
+def spearman_rows(x, Y) -> np.ndarray:
+    """Spearman's ρ(x, row) for each row of Y (B, n) (average ranks for ties; NaN for a constant row)."""
+    rx = stats.rankdata(np.asarray(x, float))
+    ry = stats.rankdata(np.atleast_2d(np.asarray(Y, float)), axis=1)
+    rx, ry = rx - rx.mean(), ry - ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return ry @ rx / np.sqrt((ry ** 2).sum(axis=1) * (rx @ rx))
+
+
+def power_exponent(x, y, offset: float = 0.0) -> dict:
+    """Exponent p of (y − offset) ∝ x^p by least squares on log-log axes (points with y > offset), with
+    R² and the exponent's standard error; NaN below 2 usable points."""
+    x, y = np.asarray(x, float), np.asarray(y, float) - offset
+    keep = (x > 0) & (y > 0)
+    fit = linear_fit(np.log(x[keep]), np.log(y[keep]))
+    return {"exponent": fit["slope"], "r2": fit["r2"], "stderr": fit["stderr"], "n_points": int(keep.sum())}

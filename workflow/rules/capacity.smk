@@ -7,7 +7,7 @@ from memcap.capacity import grid as capacity_grid
 CAP = "results/capacity"
 CAP_PRESET = memcap_params.preset(config, capacity_grid.FAMILY)
 CAP_RUNS = [f"{CAP}/runs/H{h}_dh{dh}.parquet" for h, dh in capacity_grid.architectures(CAP_PRESET)]
-CAP_TABLES = [f"{CAP}/tables/{name}.parquet" for name in capacity_aggregate.TABLES]
+CAP_TABLE = {name: f"{CAP}/tables/{file}" for name, file in capacity_aggregate.TABLES.items()}
 CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIGURES for ext in ("png", "pdf")]
 
 
@@ -15,7 +15,7 @@ rule capacity:
     """Target of the family (DVC stage `capacity`): every search, the table and the figure."""
     input:
         CAP_RUNS,
-        CAP_TABLES,
+        list(CAP_TABLE.values()),
         CAP_FIGURES,
 
 
@@ -48,7 +48,7 @@ rule capacity_aggregate:
     input:
         CAP_RUNS,
     output:
-        table=CAP_TABLES,
+        table=CAP_TABLE["capacity"],
         figures=CAP_FIGURES,
     log:
         "logs/capacity/aggregate.log",

@@ -7,19 +7,20 @@ REP = "results/report"
 REP_FIGURES = [f"figures/report/{name}.{ext}" for name in report_figures.FIGURES for ext in ("png", "pdf")]
 # Scorecard inputs, NAME=PATH (names: the `inputs` of memcap.report.claims); each a family's table.
 REP_TABLES = {
-    "mlt_runs": f"{MLT}/tables/runs.parquet",
-    "theory_construct": f"{TH}/tables/construct.parquet",
-    "theory_rank_bounds": f"{TH}/tables/rank_bounds.parquet",
-    "theory_saturation": f"{TH}/tables/saturation.parquet",
-    "assumption_checks": f"{ASM}/tables/checks.parquet",
-    "dpc_summary": f"{DPC}/tables/summary.parquet",
-    "dpc_theory": f"{DPC}/tables/kl.parquet",
-    "capacity": f"{CAP}/tables/capacity.parquet",
+    "mlt_runs": MLT_TABLE["runs"],
+    "theory_construct": TH_TABLE["construct"],
+    "theory_rank_bounds": TH_TABLE["rank_bounds"],
+    "theory_saturation": TH_TABLE["saturation"],
+    "assumption_checks": ASM_TABLE["checks"],
+    "dpc_runs": DPC_TABLE["runs"],
+    "dpc_summary": DPC_TABLE["summary"],
+    "dpc_theory": DPC_TABLE["kl"],
+    "capacity": CAP_TABLE["capacity"],
 }
 # Markdown tables of the families shown in the HTML page.
-REP_MD = {"MLT runs summary": f"{MLT}/tables/summary.md", "MLT theory summary": f"{TH}/tables/summary.md",
-          "DPC fitted slopes": f"{DPC}/tables/fits.md", "Table 1": f"{ASM}/tables/table1.md",
-          "Table 3": f"{ASM}/tables/table3.md"}
+REP_MD = {"MLT runs summary": MLT_TABLE["summary"], "MLT theory summary": TH_TABLE["summary"],
+          "DPC fitted slopes": DPC_TABLE["fits_md"], "Table 1": ASM_TABLE["table1_md"],
+          "Table 3": ASM_TABLE["table3_md"]}
 REP_PNGS = [f for f in MLT_FIGURES + TH_FIGURES + DPC_FIGURES + ASM_FIGURES + CAP_FIGURES + REP_FIGURES
             if f.endswith(".png")]
 
@@ -29,6 +30,8 @@ rule report:
     input:
         f"{REP}/tables/scorecard.parquet",
         f"{REP}/tables/scorecard.md",
+        f"{REP}/metrics.json",
+        f"{REP}/tables/scorecard_plot.csv",
         f"{REP}/tables/bits.parquet",
         f"{REP}/tables/bits.md",
         REP_FIGURES,
@@ -36,12 +39,15 @@ rule report:
 
 
 rule report_scorecard:
-    """One row per paper claim: statistic, its written test, verdict, scale (Parquet + markdown)."""
+    """One row per claim: statistic with its 95% interval, its written test, verdict, scale (Parquet +
+    markdown), the verdict counts (metrics.json, `dvc metrics`) and the statistic per claim (`dvc plots`)."""
     input:
         **REP_TABLES,
     output:
         table=f"{REP}/tables/scorecard.parquet",
         md=f"{REP}/tables/scorecard.md",
+        metrics=f"{REP}/metrics.json",
+        plot=f"{REP}/tables/scorecard_plot.csv",
     log:
         "logs/report/scorecard.log",
     params:
@@ -53,7 +59,7 @@ rule report_scorecard:
         gpu=0,
     shell:
         "{MEMCAP} report scorecard {PARAMS_ARGS} {params.inputs} --out {output.table} --md {output.md} "
-        "> {log} 2>&1"
+        "--metrics {output.metrics} --plot-data {output.plot} > {log} 2>&1"
 
 
 rule report_bits:

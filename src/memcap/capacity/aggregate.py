@@ -7,7 +7,7 @@ import pandas as pd
 from memcap.dpc.bounds import associations
 from memcap.theory.bound import memorization_bound
 
-TABLES = ("capacity",)
+TABLES = {"capacity": "capacity.parquet"}
 # Column order of tables/capacity.parquet (the search's row with the two bounds after the trace).
 COLUMNS = ["family", "scale", "heads", "head_dim", "context_size", "input_dim", "num_classes", "context",
            "threshold", "seeds", "capacity_low", "capacity_high", "status", "evaluations", "trace", "mlt_bound",

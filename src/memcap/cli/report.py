@@ -23,9 +23,11 @@ def register(sub) -> None:
     add_params_args(p)
     p.add_argument("--input", action="append", default=[], metavar="NAME=PATH",
                    help="a family table; names: mlt_runs theory_construct theory_rank_bounds theory_saturation "
-                        "assumption_checks dpc_summary dpc_theory capacity")
+                        "assumption_checks dpc_runs dpc_summary dpc_theory capacity")
     p.add_argument("--out", required=True, help="tables/scorecard.parquet")
     p.add_argument("--md", required=True, help="tables/scorecard.md")
+    p.add_argument("--metrics", help="verdict counts per kind and per paper, JSON (for `dvc metrics`)")
+    p.add_argument("--plot-data", help="claim_id, statistic, ci_low, ci_high, verdict, CSV (for `dvc plots`)")
     p.set_defaults(func=_scorecard)
 
     p = sub.add_parser("bits", help="bits per parameter of both families' trained models + its figure")
@@ -67,8 +69,12 @@ def _scorecard(args) -> None:
     card = claims.scorecard(tables, params["scale"])
     results.write_parquet(card, args.out, _meta(params, inputs=paths))
     results.write_text(claims.markdown(card), args.md)
+    if args.metrics:
+        results.write_text(claims.metrics_json(card), args.metrics)
+    if args.plot_data:
+        results.write_text(claims.plot_data(card).to_csv(index=False), args.plot_data)
     for r in card.itertuples():
-        print(f"{r.claim_id}: {r.verdict} ({r.statistic:.4g})")
+        print(f"{r.claim_id}: {r.verdict} ({claims.interval(r) or 'no statistic'})")
 
 
 def _bits(args) -> None:

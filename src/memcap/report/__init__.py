@@ -1,6 +1,8 @@
 """The reproduction report: reads the families' tables only (never trains, imports no trainer or torch).
 
-claims.py   one function per paper claim, its written test and verdict -> the scorecard
+claims.py   one function per claim, its test against a named alternative and verdict -> the scorecard
+shapes.py   shape statistics of measured curves (curvature, trend, slope, exponent) with a seed bootstrap
+verdicts.py reproduced / not reproduced / inconclusive from a statistic's 95% interval
 bits.py     bits per parameter of every trained model of both families, beside published capacities
 figures.py  the report's own figure (bits per parameter)
 html.py     one self-contained HTML page: scorecard, bits, capacity table, every family's figures

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from memcap.report import claims
+
 # Which paper claim each figure checks, by figure "<family>/<name>" (figures/<family>/<name>.png); a key
 # also captions the figures named "<name>_..." of that family. The scorecard's claim ids where one applies.
 CAPTIONS = {
@@ -38,7 +40,8 @@ CAPTIONS = {
     "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
                    "(knowledge) bits/param.",
 }
-VERDICT_COLORS = {"reproduced": "#d4edda", "not reproduced": "#f8d7da", "not run at this scale": "#e2e3e5"}
+VERDICT_COLORS = {"reproduced": "#d4edda", "not reproduced": "#f8d7da", "inconclusive": "#d6e4f0",
+                  "not run at this scale": "#e2e3e5"}
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 figure{margin:1.5em 0}figure img{max-width:100%}figcaption{font-size:13px;color:#333}
@@ -77,24 +80,32 @@ def _img(path: Path) -> str:
             f"</figcaption></figure>")
 
 
-def _scorecard_html(card: pd.DataFrame) -> str:
+HEADERS = ["id", "source", "claim", "statistic [95% CI]", "accept", "verdict", "paper's number (source)", "test",
+           "scale", "detail"]
+
+
+def _scorecard_html(card: pd.DataFrame, kind: str, table_id: str) -> str:
     rows = []
-    for r in card.itertuples():
+    for r in card[card.kind == kind].itertuples():
         color = VERDICT_COLORS.get(r.verdict, "#fff3cd")          # skipped: yellow
-        stat = "" if pd.isna(r.statistic) else f"{r.statistic:.4g}"
-        cells = [r.claim_id, r.paper, r.source, r.claim, stat, r.test, r.verdict, r.scale, r.detail]
+        paper = f"{r.paper_value} ({r.paper_source})" if r.paper_value else ""
+        cells = [r.claim_id, f"{r.paper} {r.source}", r.claim, claims.interval(r), r.accept, r.verdict, paper, r.test,
+                 r.scale, r.detail]
         rows.append(f'<tr style="background:{color}">' + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
                     + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ["id", "paper", "source", "claim", "statistic", "test", "verdict", "scale",
-                                               "detail"])
-    return f'<table id="scorecard"><tr>{head}</tr>{"".join(rows)}</table>'
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    return f'<table id="{table_id}"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _counts(card: pd.DataFrame) -> str:
+    counts = card.verdict.str.replace(r"^skipped:.*", "skipped", regex=True).value_counts()
+    return "<p>" + html.escape(", ".join(f"{k}: {v}" for k, v in counts.items())) + "</p>"
 
 
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
           tables: dict[str, str], scale: str) -> str:
     """The whole page as one string (figures inlined, no external resource)."""
     stand_in = " — QUICK STAND-IN (reduced grids, not the papers' scale)" if scale == "quick" else ""
-    counts = card.verdict.str.replace(r"^skipped:.*", "skipped", regex=True).value_counts()
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memcap reproduction report</title>"
              f"<style>{STYLE}</style></head><body>",
              f"<h1>memcap: did it reproduce? (scale: {html.escape(scale)}{stand_in})</h1>",
@@ -102,8 +113,11 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
              "Every number below is computed from the pipeline's Parquet results; each verdict applies the test "
              "written next to its claim in <code>memcap.report.claims</code>.</p>",
              f"<p>Figures rendered: <span id='render-check'>not checked (scripts off)</span></p>",
-             "<h2>Claims scorecard</h2><p>" + html.escape(", ".join(f"{k}: {v}" for k, v in counts.items())) + "</p>",
-             _scorecard_html(card),
+             "<h2>Claims scorecard</h2>", f"<p>{html.escape(claims.HOW_TO_READ).replace('**', '')}</p>",
+             "<h3>Paper claims</h3>", _counts(card[card.kind == claims.PAPER_CLAIM]),
+             _scorecard_html(card, claims.PAPER_CLAIM, "scorecard"),
+             "<h3>Verified properties</h3>", _counts(card[card.kind == claims.PROPERTY]),
+             _scorecard_html(card, claims.PROPERTY, "properties"),
              "<h2>Bits per parameter</h2>", f"<pre>{html.escape(bits_md)}</pre>"]
     if capacity is not None and len(capacity):
         cols = ["heads", "head_dim", "context_size", "input_dim", "capacity_low", "capacity_high", "status",

@@ -1,0 +1,87 @@
+"""Verdicts from a statistic's 95% interval and the region the claim accepts.
+
+    reproduced        the whole interval lies inside the accepted region
+    not reproduced    the whole interval lies outside it
+    inconclusive      the interval straddles a threshold: more seeds/repetitions, or the paper's scale,
+                      would decide
+    not run at this scale   the sweep/experiment the claim needs is absent from this scale's tables
+    skipped: why      the statistic cannot be computed from what ran
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
+NOT_RUN = "not run at this scale"
+SKIPPED = "skipped"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN, SKIPPED)
+
+PAPER_CLAIM, PROPERTY = "paper claim", "verified property"
+
+
+class NotRun(Exception):
+    """The claim's inputs were not produced at this scale (sweep / experiment absent)."""
+
+
+class Skip(Exception):
+    """The statistic cannot be computed; the message says why."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """The accepted values of a statistic, a closed interval [low, high] (either end may be infinite)."""
+    low: float = -np.inf
+    high: float = np.inf
+
+    def text(self) -> str:
+        if self.low == self.high:
+            return f"= {self.low:g}"
+        if np.isinf(self.high):
+            return f">= {self.low:g}"
+        if np.isinf(self.low):
+            return f"<= {self.high:g}"
+        return f"in [{self.low:g}, {self.high:g}]"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a claim function returns: the statistic, its 95% interval, the verdict and a readable detail."""
+    statistic: float
+    ci_low: float
+    ci_high: float
+    verdict: str
+    detail: str
+
+
+def decide(low: float, high: float, accept: Region) -> str:
+    """reproduced / not reproduced / inconclusive from an interval [low, high] and the accepted region."""
+    if np.isnan(low) or np.isnan(high):
+        return INCONCLUSIVE
+    if accept.low <= low and high <= accept.high:
+        return REPRODUCED
+    if high < accept.low or low > accept.high:
+        return NOT_REPRODUCED
+    return INCONCLUSIVE
+
+
+def combine(*verdicts: str) -> str:
+    """A claim made of several tests: not reproduced if any test fails, reproduced if all pass, else
+    inconclusive."""
+    if NOT_REPRODUCED in verdicts:
+        return NOT_REPRODUCED
+    if all(v == REPRODUCED for v in verdicts):
+        return REPRODUCED
+    return INCONCLUSIVE
+
+
+def outcome(point: float, low: float, high: float, accept: Region, detail: str, *also: str) -> Outcome:
+    """Outcome of one interval test, combined with the verdicts of the claim's other tests (`also`)."""
+    return Outcome(float(point), float(low), float(high), combine(decide(low, high, accept), *also), detail)
+
+
+def fmt(point: float, low: float, high: float) -> str:
+    """'1.23 [1.01, 1.45]'."""
+    return f"{point:.3g} [{low:.3g}, {high:.3g}]"
