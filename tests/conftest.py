@@ -83,3 +83,10 @@ def tiny_mlt(params: dict, sweeps: tuple[str, ...] = ("scale_head_shared",)) -> 
     q["defaults"].update(input_dim=8, context_size=4, heads=2, min_steps=40, epochs=1, eval_every=20)
     q["sweeps"] = {name: {**q["sweeps"][name], "values": q["sweeps"][name]["values"][:2],
                           "dataset_sizes": [64]} for name in sweeps}
+
+
+def tiny_capacity(p: dict) -> None:
+    """Two architectures, at most 3 training runs each, a few seconds per run."""
+    training = {"lr": 1.0e-2, "batch_size": 64, "epochs": 1, "min_steps": 40, "eval_every": 20, "early_stop": True}
+    p["capacity"]["quick"].update(heads=1, head_dim=2, heads_grid=[1, 2], head_dim_grid=[2], start=8, max_evals=3,
+                                  training=training)

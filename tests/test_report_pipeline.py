@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import tiny_capacity
 from fixtures_assumptions import hf_cache
 from memcap import results
 from memcap.report import claims
 from test_assumptions_pipeline import BPE, tiny_assumptions
-from test_capacity_pipeline import tiny_capacity
 from test_dpc_pipeline import tiny_dpc
 from test_report_html import rendered
 from test_theory_pipeline import _tiny as tiny_theory
@@ -75,9 +75,17 @@ def test_report_target_end_to_end(project, tmp_path):
     assert sorted(zip(cap.heads, cap.head_dim)) == [(1, 2), (2, 2)]
     assert (cap.capacity_low >= 0).all() and (cap.evaluations <= 3).all()
     assert ((cap.capacity_high.isna()) | (cap.capacity_high > cap.capacity_low)).all()
+    assert set(cap.family) == {"capacity"} and list(cap.mlt_bound) == [2, 3] and list(cap.dpc_bound) == [10, 12]
+    assert results.read_provenance(project.root / "results/capacity/runs/H1_dh2.parquet")["params"]["max_evals"] == 3
 
     page = rep / "index.html"
     pngs = sorted((project.root / "figures").glob("*/*.png"))
     assert len(re.findall(r'<img class="figure"', page.read_text())) == len(pngs) > 10
     assert rendered(page, tmp_path) == (len(pngs), len(pngs))
     assert "Nothing to be done" in project.snakemake("-n", "all", env=env).stdout
+
+    # The capacity family: a new architecture reruns only its own search (the rule's params leave the
+    # grids out).
+    project.edit_params(lambda p: p["capacity"]["quick"].update(head_dim_grid=[2, 4]))
+    dry = project.snakemake("-n", "capacity", env=env).stdout
+    assert "results/capacity/runs/H1_dh4.parquet" in dry and re.search(r"capacity_search\s+1\n", dry), dry
