@@ -71,11 +71,11 @@ def _aggregate(args) -> None:
 
 def _figures(args) -> None:
     from memcap import results
-    from memcap.mlt import figures
+    from memcap.mlt import figures, grid
 
     load_params(args)
     runs = results.read_parquet(args.runs)
     fits = figures.fig2a_fits(runs)
     figures.draw(runs, fits, args.figures)
-    results.write_parquet(fits, args.fits, results.provenance({"saturation_acc": figures.SATURATION_ACC}))
+    results.write_parquet(fits, args.fits, results.provenance({"saturation_acc": grid.SATURATION_ACC}))
     results.write_text(figures.summary_markdown(runs, fits), args.summary)

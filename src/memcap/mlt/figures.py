@@ -17,6 +17,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from memcap import results  # noqa: E402
+from memcap.mlt.grid import SATURATION_ACC  # noqa: E402
 from memcap.stats import before_saturation, linear_fit  # noqa: E402
 
 # Which sweep feeds which figure, and its title (spec mahdavi.md §3). The keys are the figure names:
@@ -32,9 +33,6 @@ FIGURES = {
 NAMES = tuple(FIGURES)
 FORMATS = ("png", "pdf")
 
-# Fig 2a: points at or above this mean accuracy count as saturated and are left out of the linear fit
-# (the paper's exact cut was not recoverable; spec mahdavi.md §3.1).
-SATURATION_ACC = 0.99
 FIT_COLUMNS = ["sweep", "dataset_size", "saturation_acc", "points_total", "slope", "intercept", "r2", "n_points"]
 
 
