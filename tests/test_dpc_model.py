@@ -1,6 +1,7 @@
 """DPC model, task and training loop: the math a user relies on."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -185,3 +186,57 @@ def test_checkpoint_resume_gives_the_same_result(tmp_path):
     resumed = train(AoT([3], vocab=8, dim=4, head_dim=2, heads=3), task, [3], short, ck, progress=False)
     assert resumed[0].acc_window == pytest.approx(full[0].acc_window, abs=1e-6)
     assert resumed[0].kl_table == pytest.approx(full[0].kl_table, rel=1e-5)
+
+
+def test_a_requeued_job_keeps_its_finished_points(tmp_path, monkeypatch):
+    """Killed while training its second grid point, a job rerun reuses the first point's rows (no
+    retraining) and ends with the same table as an uninterrupted job."""
+    import memcap.dpc.train as tr
+    from memcap.dpc import grid
+
+    preset = {"group_seed": 5, "per_head_proj": False,
+              "groups": {"g": {"N": 6, "layers": 1, "batch_size": 16, "batches": 4, "epochs": 3, "lr": 0.1,
+                               "lr_low": 0.005, "repetitions": 2, "window": 5}},
+              "experiments": {"e": {"group": "g", "axis": "thm1", "dim": 4, "head_dim": None,
+                                    "x": {"key": "heads", "values": [1, 2, 3]}, "fit": "saturation"}}}
+    s = grid.settings(preset, "e")
+    whole = tr.run_job(s, "e", "all", "quick", "cpu", progress=False)
+
+    calls, real_train = [], tr.train
+
+    def dies_on_second_point(model, *a, **k):
+        calls.append(model.heads)
+        if len(calls) == 2:
+            raise KeyboardInterrupt   # SLURM preemption
+        return real_train(model, *a, **k)
+    monkeypatch.setattr(tr, "train", dies_on_second_point)
+    prefix = str(tmp_path / "job")
+    with pytest.raises(KeyboardInterrupt):
+        tr.run_job(s, "e", "all", "quick", "cpu", checkpoint_prefix=prefix, progress=False)
+    assert (tmp_path / "job_x1.done.pt").exists()
+
+    calls.clear()
+    monkeypatch.setattr(tr, "train", lambda model, *a, **k: calls.append(model.heads) or real_train(model, *a, **k))
+    again = tr.run_job(s, "e", "all", "quick", "cpu", checkpoint_prefix=prefix, progress=False)
+    assert calls == [2, 3]                                            # x = 1 was not retrained
+    cols = ["x", "repetition", "acc_window", "acc_table", "kl_table"]
+    pd.testing.assert_frame_equal(again[cols], whole[cols])
+    tr.clear_checkpoints(prefix, s)
+    assert not list(tmp_path.iterdir())
+
+
+def test_fused_loss_is_nll_with_its_gradient_and_the_argmax_hits():
+    from memcap.dpc.train import NLLAndHits
+
+    logits = (torch.randn(3, 64, 20, dtype=torch.float64) * 4).requires_grad_()
+    target = torch.randint(20, (3, 64))
+    loss, hit = NLLAndHits.apply(logits, target)
+    assert torch.equal(hit, logits.argmax(-1) == target)
+    ref = logits.detach().clone().requires_grad_()
+    ref_loss = nll(ref, target)
+    assert torch.allclose(loss, ref_loss, rtol=1e-12, atol=1e-12)
+    weights = torch.rand(3, 64, dtype=torch.float64)
+    (loss * weights).sum().backward()
+    (ref_loss * weights).sum().backward()
+    assert torch.allclose(logits.grad, ref.grad, rtol=1e-10, atol=1e-12)
+    torch.autograd.gradcheck(lambda z: NLLAndHits.apply(z, target[:1, :4])[0], (logits[:1, :4].detach().clone().requires_grad_(),))

@@ -106,3 +106,19 @@ def test_resolved_params_file_is_named_by_its_content(tmp_path):
     assert a == b != c
     assert memcap_params.load(a) == memcap_params.load(b)
     assert memcap_params.load(c)["scale"] == "paper"
+
+
+def test_scale_per_family_and_a_bad_entry_named():
+    from memcap import params as mp
+
+    base = mp.load("params.yaml")
+    mixed = mp.validate({**base, "scale": {"default": "quick", "dpc": "paper", "theory": "paper"}})
+    assert mp.scale_of(mixed, "dpc") == "paper" and mp.scale_of(mixed, "mlt_synthetic") == "quick"
+    assert mp.preset(mixed, "dpc") is mixed["dpc"]["paper"]
+    assert mp.scale_label(mixed) == "theory=paper, dpc=paper, others quick"
+    assert mp.scale_label(base) == "quick"
+    for bad, words in [({"dcp": "paper"}, ["scale.dcp", "unknown family"]),
+                       ({"dpc": "huge"}, ["scale.dpc", "'huge'", "quick"]), ("papr", ["scale", "'papr'"])]:
+        with pytest.raises(mp.ParamsError) as err:
+            mp.validate({**base, "scale": bad})
+        assert all(w in str(err.value) for w in words), str(err.value)

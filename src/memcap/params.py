@@ -33,6 +33,7 @@ from memcap.theory import checks as theory_checks
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAIN_SCHEMA = "params.schema.yaml"
 SCALES = ("quick", "paper")
+FAMILIES = ("mlt_synthetic", "theory", "dpc", "assumptions", "capacity")   # each has a preset per scale
 CROSS_FIELD_CHECKS: list[Callable[[dict], list[str]]] = [
     mlt_checks.problems, theory_checks.problems, dpc_checks.problems, assumptions_checks.problems,
     capacity_checks.problems,
@@ -110,6 +111,7 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     for _ in validator.iter_errors(params):   # a first pass fills in defaults, so `required` sees them
         pass
     problems = [_describe(e) for e in sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path))]
+    problems += _scale_problems(params.get("scale", SCALES[0]))
     if not problems:
         problems = [p for check in CROSS_FIELD_CHECKS for p in check(params)]
     if problems:
@@ -124,9 +126,45 @@ def load(path: str | os.PathLike = "params.yaml", overrides: dict[str, Any] | No
     return validate(params)
 
 
-def preset(params: dict[str, Any], family: str) -> dict[str, Any]:
-    """The active preset of one family: params[family][params['scale']]."""
+def _scale_problems(scale: Any) -> list[str]:
+    """`scale` is one word for every family, or a mapping family -> scale (with an optional default)."""
+    if isinstance(scale, str):
+        return [] if scale in SCALES else [f"scale: got {scale!r}; allowed: one of {list(SCALES)}, "
+                                           f"or a mapping {{family: scale}} over {['default', *FAMILIES]}"]
+    if not isinstance(scale, dict):
+        return [f"scale: got {scale!r}; allowed: one of {list(SCALES)} or a mapping {{family: scale}}"]
+    problems = [f"scale.{k}: unknown family; allowed keys are {['default', *FAMILIES]}"
+                for k in scale if k not in ("default", *FAMILIES)]
+    return problems + [f"scale.{k}: got {v!r}; allowed: one of {list(SCALES)}"
+                       for k, v in scale.items() if k in ("default", *FAMILIES) and v not in SCALES]
+
+
+def scales(params: dict[str, Any]) -> dict[str, str]:
+    """The scale of every family: `scale: quick` sets all of them; `scale: {default: quick, dpc: paper}`
+    sets one per family (a family not named takes the default, else quick)."""
     scale = params["scale"]
+    if isinstance(scale, str):
+        return {family: scale for family in FAMILIES}
+    return {family: scale.get(family, scale.get("default", SCALES[0])) for family in FAMILIES}
+
+
+def scale_of(params: dict[str, Any], family: str) -> str:
+    return scales(params)[family]
+
+
+def scale_label(params: dict[str, Any]) -> str:
+    """'quick', or 'dpc=paper, theory=paper, others quick' when families differ (titles, reports)."""
+    s = scales(params)
+    values = set(s.values())
+    if len(values) == 1:
+        return values.pop()
+    common = max(SCALES, key=lambda v: sum(x == v for x in s.values()))
+    return ", ".join(f"{f}={v}" for f, v in s.items() if v != common) + f", others {common}"
+
+
+def preset(params: dict[str, Any], family: str) -> dict[str, Any]:
+    """The active preset of one family: params[family][its scale]."""
+    scale = scale_of(params, family)
     try:
         return params[family][scale]
     except KeyError:

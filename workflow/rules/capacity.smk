@@ -33,11 +33,11 @@ rule capacity_search:
     params:
         # what the row depends on: reruns exactly the architectures whose settings changed
         settings=lambda w: capacity_grid.search_settings(CAP_PRESET, int(w.heads), int(w.head_dim)),
-    threads: res("train")["threads"]
+    threads: res("train", "capacity")["threads"]
     resources:
-        mem_mb=res("train")["mem_mb"],
-        runtime=res("train")["runtime"],
-        gpu=res("train")["gpu"],
+        mem_mb=res("train", "capacity")["mem_mb"],
+        runtime=res("train", "capacity")["runtime"],
+        gpu=res("train", "capacity")["gpu"],
     shell:
         "{MEMCAP} capacity search {PARAMS_ARGS} --threads {threads} --heads {wildcards.heads} "
         "--head-dim {wildcards.head_dim} --out {output} > {log} 2>&1"
@@ -52,10 +52,10 @@ rule capacity_aggregate:
         figures=CAP_FIGURES,
     log:
         "logs/capacity/aggregate.log",
-    threads: res("light")["threads"]
+    threads: res("light", "capacity")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "capacity")["mem_mb"],
+        runtime=res("light", "capacity")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} capacity aggregate {PARAMS_ARGS} --runs {input} --out {output.table} "

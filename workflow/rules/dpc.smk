@@ -42,11 +42,11 @@ rule dpc_train:
         series=r"all|\d+",
     params:
         settings=lambda w: dpc_grid.settings(DPC_PRESET, w.experiment),  # reruns when they change
-    threads: res("train")["threads"]
+    threads: res("train", "dpc")["threads"]
     resources:
-        mem_mb=res("train")["mem_mb"],
-        runtime=res("train")["runtime"],
-        gpu=res("train")["gpu"],
+        mem_mb=res("train", "dpc")["mem_mb"],
+        runtime=res("train", "dpc")["runtime"],
+        gpu=res("train", "dpc")["gpu"],
     shell:
         "{MEMCAP} dpc train {PARAMS_ARGS} --threads {threads} --experiment {wildcards.experiment} "
         "--series {wildcards.series} --checkpoint checkpoints/dpc/{wildcards.experiment}_{wildcards.series} "
@@ -63,10 +63,10 @@ rule dpc_aggregate:
         metrics=DPC_METRICS,
     log:
         "logs/dpc/aggregate.log",
-    threads: res("light")["threads"]
+    threads: res("light", "dpc")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "dpc")["mem_mb"],
+        runtime=res("light", "dpc")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} dpc aggregate {PARAMS_ARGS} --runs {output.runs} --summary {output.summary} "
@@ -84,10 +84,10 @@ rule dpc_figures:
         fits_md=DPC_TABLE["fits_md"],
     log:
         "logs/dpc/figures.log",
-    threads: res("light")["threads"]
+    threads: res("light", "dpc")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "dpc")["mem_mb"],
+        runtime=res("light", "dpc")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} dpc figures {PARAMS_ARGS} --runs {input.runs} --summary {input.summary} "
@@ -103,10 +103,10 @@ rule dpc_kl:
         "logs/dpc/kl.log",
     params:
         theory=DPC_PRESET["theory"],  # reruns when they change
-    threads: res("light")["threads"]
+    threads: res("light", "dpc")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "dpc")["mem_mb"],
+        runtime=res("light", "dpc")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} dpc kl {PARAMS_ARGS} --out {output.table} --figures {output.figures} > {log} 2>&1"

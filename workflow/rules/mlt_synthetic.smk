@@ -47,11 +47,11 @@ rule mlt_train:
         sweep=f"(?!(?:{never_match(MLT_ANALYSIS)})/)[a-z0-9_]+",
     params:
         settings=lambda w: mlt_grid.point_settings(MLT_PRESET, w.sweep),  # reruns when they change
-    threads: res("train")["threads"]
+    threads: res("train", "mlt_synthetic")["threads"]
     resources:
-        mem_mb=res("train")["mem_mb"],
-        runtime=res("train")["runtime"],
-        gpu=res("train")["gpu"],
+        mem_mb=res("train", "mlt_synthetic")["mem_mb"],
+        runtime=res("train", "mlt_synthetic")["runtime"],
+        gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
         MLT_TRAIN_CMD + " --out {output} > {log} 2>&1"
 
@@ -69,11 +69,11 @@ rule mlt_train_with_attention:
         sweep=never_match(MLT_ANALYSIS),
     params:
         settings=lambda w: mlt_grid.point_settings(MLT_PRESET, w.sweep),
-    threads: res("train")["threads"]
+    threads: res("train", "mlt_synthetic")["threads"]
     resources:
-        mem_mb=res("train")["mem_mb"],
-        runtime=res("train")["runtime"],
-        gpu=res("train")["gpu"],
+        mem_mb=res("train", "mlt_synthetic")["mem_mb"],
+        runtime=res("train", "mlt_synthetic")["runtime"],
+        gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
         MLT_TRAIN_CMD + " --out {output.runs} --attention-out {output.attention} > {log} 2>&1"
 
@@ -87,10 +87,10 @@ rule mlt_aggregate:
         metrics=f"{MLT}/metrics.json",
     log:
         "logs/mlt_synthetic/aggregate.log",
-    threads: res("light")["threads"]
+    threads: res("light", "mlt_synthetic")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "mlt_synthetic")["mem_mb"],
+        runtime=res("light", "mlt_synthetic")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} mlt aggregate {PARAMS_ARGS} --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
@@ -106,10 +106,10 @@ rule mlt_figures:
         fits=MLT_TABLE["fits"],
     log:
         "logs/mlt_synthetic/figures.log",
-    threads: res("light")["threads"]
+    threads: res("light", "mlt_synthetic")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "mlt_synthetic")["mem_mb"],
+        runtime=res("light", "mlt_synthetic")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} mlt figures {PARAMS_ARGS} --runs {input} --figures {output.figures} "

@@ -28,10 +28,10 @@ rule theory_construct:
         "logs/theory/construct.log",
     params:
         settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "construct")},  # reruns when they change
-    threads: res("light")["threads"]
+    threads: res("light", "theory")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "theory")["mem_mb"],
+        runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} theory construct {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
@@ -46,11 +46,11 @@ rule theory_gd:
         "logs/theory/gd.log",
     params:
         settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "gradient_descent")},
-    threads: res("train")["threads"]
+    threads: res("train", "theory")["threads"]
     resources:
-        mem_mb=res("train")["mem_mb"],
-        runtime=res("train")["runtime"],
-        gpu=res("train")["gpu"],
+        mem_mb=res("train", "theory")["mem_mb"],
+        runtime=res("train", "theory")["runtime"],
+        gpu=res("train", "theory")["gpu"],
     shell:
         "{MEMCAP} theory gd {PARAMS_ARGS} --threads {threads} --out {output.runs} "
         "--ranks-out {output.ranks} > {log} 2>&1"
@@ -64,10 +64,10 @@ rule theory_bounds:
         "logs/theory/bounds.log",
     params:
         settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "bounds")},
-    threads: res("light")["threads"]
+    threads: res("light", "theory")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "theory")["mem_mb"],
+        runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} theory bounds {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
@@ -83,10 +83,10 @@ rule theory_saturation:
         "logs/theory/saturation.log",
     params:
         settings=TH_PRESET["saturation"],
-    threads: res("light")["threads"]
+    threads: res("light", "theory")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "theory")["mem_mb"],
+        runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} theory saturation {PARAMS_ARGS} --attention {input} --out {output} > {log} 2>&1"
@@ -104,10 +104,10 @@ rule theory_summary:
         TH_TABLE["summary"],
     log:
         "logs/theory/summary.log",
-    threads: res("light")["threads"]
+    threads: res("light", "theory")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "theory")["mem_mb"],
+        runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} theory summary {PARAMS_ARGS} " + TH_TABLE_ARGS + " --saturation {input.saturation} "
@@ -128,10 +128,10 @@ rule theory_figures:
         "logs/theory/figures.log",
     params:
         fig3=TH_PRESET["saturation"],  # threshold and examples shown: redraw when they change
-    threads: res("light")["threads"]
+    threads: res("light", "theory")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "theory")["mem_mb"],
+        runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
         "{MEMCAP} theory figures {PARAMS_ARGS} " + TH_TABLE_ARGS + " --attention {input.attention} "

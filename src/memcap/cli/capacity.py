@@ -32,8 +32,8 @@ def _search(args) -> None:
     params = load_params(args)
     runtime.prepare(args.threads)
     p = memcap_params.preset(params, FAMILY)
-    row = search_architecture(p, args.heads, args.head_dim, params["scale"], params["device"], progress=True)
-    results.write_parquet(row, args.out, results.provenance(p, scale=params["scale"], heads=args.heads,
+    row = search_architecture(p, args.heads, args.head_dim, memcap_params.scale_of(params, "capacity"), params["device"], progress=True)
+    results.write_parquet(row, args.out, results.provenance(p, scale=memcap_params.scale_of(params, "capacity"), heads=args.heads,
                                                             head_dim=args.head_dim))
     print(row.drop(columns="trace").to_string(index=False))
 
@@ -47,5 +47,5 @@ def _aggregate(args) -> None:
     params = load_params(args)
     p = memcap_params.preset(params, FAMILY)
     cap = aggregate.table(results.read_parquet(args.runs))
-    results.write_parquet(cap, args.out, results.provenance(p, scale=params["scale"]))
+    results.write_parquet(cap, args.out, results.provenance(p, scale=memcap_params.scale_of(params, "capacity")))
     figures.draw(cap, p, args.figures)

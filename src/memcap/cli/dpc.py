@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcap import params as memcap_params
 from memcap.cli import add_params_args, load_params
 
 HELP = "DPC (Dana et al. 2025): look-up tables memorised by attention-only transformers"
@@ -54,10 +55,12 @@ def _train(args) -> None:
     params = load_params(args)
     runtime.prepare(args.threads)
     s = grid.settings(_preset(params), args.experiment)
-    runs = train.run_job(s, args.experiment, args.series, params["scale"], params.get("device", "auto"),
+    scale = memcap_params.scale_of(params, "dpc")
+    runs = train.run_job(s, args.experiment, args.series, scale, params.get("device", "auto"),
                          checkpoint_prefix=args.checkpoint)
-    meta = results.provenance(s, scale=params["scale"], experiment=args.experiment, series=args.series)
+    meta = results.provenance(s, scale=scale, experiment=args.experiment, series=args.series)
     results.write_parquet(runs, args.out, meta)
+    train.clear_checkpoints(args.checkpoint, s)   # only now: a kill before the write loses no point
 
 
 def _aggregate(args) -> None:
@@ -66,7 +69,7 @@ def _aggregate(args) -> None:
 
     params = load_params(args)
     runs = results.read_parquet(args.inputs)
-    meta = results.provenance(_preset(params), scale=params["scale"])
+    meta = results.provenance(_preset(params), scale=memcap_params.scale_of(params, "dpc"))
     results.write_parquet(runs, args.runs, meta)
     results.write_parquet(aggregate.summarise(runs), args.summary, meta)
     results.write_json(aggregate.metrics(runs), args.metrics)
@@ -79,10 +82,10 @@ def _figures(args) -> None:
     params = load_params(args)
     runs, points = results.read_parquet(args.runs), results.read_parquet(args.summary)
     table = aggregate.fit_table(points)
-    meta = results.provenance(_preset(params), scale=params["scale"])
+    meta = results.provenance(_preset(params), scale=memcap_params.scale_of(params, "dpc"))
     results.write_parquet(table, args.fits, meta)
-    results.write_text(aggregate.fits_markdown(table, params["scale"]), args.fits_md)
-    figures.draw(args.figures, runs, table, params["scale"])
+    results.write_text(aggregate.fits_markdown(table, memcap_params.scale_of(params, "dpc")), args.fits_md)
+    figures.draw(args.figures, runs, table, memcap_params.scale_of(params, "dpc"))
 
 
 def _kl(args) -> None:
@@ -92,5 +95,5 @@ def _kl(args) -> None:
     params = load_params(args)
     t = _preset(params)["theory"]
     table = kl.kl_table(t)
-    results.write_parquet(table, args.out, results.provenance(t, scale=params["scale"]))
-    figures.kl_figure(table, params["scale"], args.figures)
+    results.write_parquet(table, args.out, results.provenance(t, scale=memcap_params.scale_of(params, "dpc")))
+    figures.kl_figure(table, memcap_params.scale_of(params, "dpc"), args.figures)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcap import params as memcap_params
 from memcap.cli import add_params_args, load_params
 
 HELP = "MLT synthetic sweeps (Mahdavi et al. Figs 2a/2b/2c/4/5, Fig 3's attention data)"
@@ -42,14 +43,14 @@ def _train(args) -> None:
 
     params = load_params(args)
     runtime.prepare(args.threads)
-    preset = params[grid.FAMILY][params["scale"]]
+    preset = memcap_params.preset(params, "mlt_synthetic")
     s = grid.sweep_settings(preset, args.sweep)
-    labels = {"family": grid.FAMILY, "sweep": args.sweep, "scale": params["scale"]}
+    labels = {"family": grid.FAMILY, "sweep": args.sweep, "scale": memcap_params.scale_of(params, "mlt_synthetic")}
     runs, best, model = train_point(s, args.value, args.dataset_size, params["device"], labels=labels,
                                     checkpoint_path=args.checkpoint,
                                     checkpoint_every_s=preset["checkpoint_every_s"],
                                     desc=f"{args.sweep} {s['vary']}={args.value} T={args.dataset_size}")
-    meta = results.provenance(s, scale=params["scale"], sweep=args.sweep, value=args.value,
+    meta = results.provenance(s, scale=memcap_params.scale_of(params, "mlt_synthetic"), sweep=args.sweep, value=args.value,
                               dataset_size=args.dataset_size)
     if args.attention_out:
         att = attention_maxima(model, best, s, args.dataset_size, args.sweep)
@@ -65,7 +66,7 @@ def _aggregate(args) -> None:
 
     params = load_params(args)
     table, metrics = aggregate_runs(results.read_parquet(args.inputs))
-    results.write_parquet(table, args.out, results.provenance(params[FAMILY], scale=params["scale"]))
+    results.write_parquet(table, args.out, results.provenance(params[FAMILY], scale=memcap_params.scale_of(params, "mlt_synthetic")))
     results.write_json(metrics, args.metrics)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcap import params as memcap_params
 from memcap.cli import add_params_args, load_params
 
 HELP = "validate params (schema, defaults, cross-field checks)"
@@ -15,4 +16,4 @@ def register(sub) -> None:
 
 def _check(args) -> None:
     params = load_params(args)
-    print(f"params OK (scale={params['scale']}, device={params['device']})")
+    print(f"params OK (scale={memcap_params.scale_label(params)}, device={params['device']})")

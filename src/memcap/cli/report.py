@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcap import params as memcap_params
 from memcap.cli import add_params_args, load_params
 
 HELP = "the reproduction report: claims scorecard, bits per parameter, one HTML page (reads tables only)"
@@ -53,7 +54,7 @@ def register(sub) -> None:
 def _meta(params, **extra):
     from memcap import results
 
-    return results.provenance({"scale": params["scale"]}, **extra)
+    return results.provenance({"scale": memcap_params.scale_label(params)}, **extra)
 
 
 def _scorecard(args) -> None:
@@ -66,7 +67,7 @@ def _scorecard(args) -> None:
     paths = _named(args.input)
     # A table that was not produced (a run outside Snakemake) makes its claims "not run at this scale".
     tables = {name: results.read_parquet(path) if Path(path).exists() else None for name, path in paths.items()}
-    card = claims.scorecard(tables, params["scale"])
+    card = claims.scorecard(tables, memcap_params.scale_label(params))
     results.write_parquet(card, args.out, _meta(params, inputs=paths))
     results.write_text(claims.markdown(card), args.md)
     if args.metrics:
@@ -102,5 +103,5 @@ def _html(args) -> None:
     cap = results.read_parquet(args.capacity) if args.capacity else None
     tables = {name: Path(p).read_text() for name, p in _named(args.table).items()}
     page = html.build(card, Path(args.bits_md).read_text(), cap, [Path(f) for f in args.figures], tables,
-                      params["scale"])
+                      memcap_params.scale_label(params))
     results.write_text(page, args.out)

@@ -67,7 +67,7 @@ def _write(df, path, params, preset, **extra):
     from memcap.theory.grid import FAMILY
 
     # Provenance: the scale and the family's active preset (what every number here depends on).
-    results.write_parquet(df, path, results.provenance({"scale": params["scale"], FAMILY: preset}, **extra))
+    results.write_parquet(df, path, results.provenance({"scale": memcap_params.scale_of(params, "theory"), FAMILY: preset}, **extra))
 
 
 def _construct(args) -> None:
@@ -103,7 +103,7 @@ def _saturation(args) -> None:
     att = results.read_parquet(args.attention)
     if att.empty:
         raise SystemExit("theory saturation: no attention Parquets given (no MLT sweep with analysis: true)")
-    table = aggregate.saturation_table(att, preset["saturation"]["threshold"], params["scale"])
+    table = aggregate.saturation_table(att, preset["saturation"]["threshold"], memcap_params.scale_of(params, "theory"))
     _write(table, args.out, params, preset, experiment="saturation", inputs=list(args.attention))
 
 
@@ -125,7 +125,7 @@ def _summary(args) -> None:
     t = _read_tables(args)
     bounds = pd.concat([t["rank_bounds"], t["trained_ranks"]], ignore_index=True)
     text = aggregate.summary_markdown(t["construct"], t["gd"], bounds, results.read_parquet(args.saturation),
-                                      aggregate.scale_label(params["scale"]))
+                                      aggregate.scale_label(memcap_params.scale_of(params, "theory")))
     results.write_text(text, args.out)
 
 
@@ -143,5 +143,5 @@ def _figures(args) -> None:
     for name, paths in results.by_stem(args.figures).items():
         if name == "fig3" and tables["attention"].empty:
             raise SystemExit("theory figures: fig3 needs --attention Parquets (an MLT sweep with analysis: true)")
-        fig = figures.draw(name, tables, preset["saturation"], scale_label(params["scale"]))
+        fig = figures.draw(name, tables, preset["saturation"], scale_label(memcap_params.scale_of(params, "theory")))
         results.save_figure(fig, paths)

