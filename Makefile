@@ -1,6 +1,7 @@
 # memcap: the two commands of the README, plus helpers. Every target sets itself up on a fresh machine.
-#   make reproduce   # set up, then run every family on the quick preset (dvc repro -> snakemake)
+#   make reproduce   # set up, restore the published results (no training), retrain what params made stale
 #   make test        # set up, start a local single-node SLURM, run the test suite
+#   make retrain     # every family trained again from nothing at params.yaml's settings (no cache)
 SHELL := /bin/bash
 VENV ?= .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -9,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup reproduce pull test benchmarks clean
+.PHONY: setup reproduce pull retrain publish test benchmarks clean
 
 setup: $(VENV)/.memcap-installed
 
@@ -18,12 +19,26 @@ $(VENV)/.memcap-installed: pyproject.toml tools/setup.sh
 	bash tools/setup.sh $(VENV)
 	touch $@
 
+# The published results (published/dvc-remote, in the repository) first, then only what a params
+# change made stale trains: on a fresh clone with unchanged params nothing trains.
 reproduce: setup
+	bash tools/dvc-pull.sh
 	dvc repro
 
 # Cached results instead of retraining: dvc pull, then make Snakemake agree that nothing is stale.
 pull: setup
 	bash tools/dvc-pull.sh
+
+# Cold: no cache, no published results; everything params.yaml asks for trains here.
+retrain: setup clean
+	dvc repro
+
+# Maintainers: after a clean `dvc repro`, put exactly this commit's results into the published remote.
+publish: setup
+	@dvc status --quiet || { echo "publish: dvc status is not clean; run dvc repro first" >&2; exit 1; }
+	dvc push --remote published
+	dvc gc --workspace --cloud --remote published --force
+	@du -sh published/dvc-remote
 
 # SLURM jobs outlive a killed snakemake: whatever ends the tests (failure, CI timeout), cancel ours.
 test: setup
@@ -34,5 +49,7 @@ test: setup
 benchmarks: setup
 	python benchmarks/train_throughput.py
 
+# Generated files only (git-ignored); the tracked .gitignore files and report metrics stay.
 clean:
-	rm -rf results figures logs checkpoints .snakemake
+	git clean -fdqX -- results figures logs checkpoints
+	rm -rf .snakemake

@@ -65,3 +65,40 @@ def test_bad_dpc_params_are_rejected_with_the_key():
     bad["dpc"]["quick"]["groups"]["base"]["lr"] = -1
     with pytest.raises(memcap_params.ParamsError, match=r"dpc\.quick\.groups\.base\.lr"):
         memcap_params.validate(bad)
+
+
+@pytest.mark.e2e
+def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_path):
+    """tools/paper-suite.sh: a session finishes one curve and stops; `snapshot` DVC-tracks it into the
+    published remote; a fresh clone's `run` restores it, trains only the other curves, and the
+    restored curve's numbers are the ones the first session wrote."""
+    import infra_helpers as ih
+    from conftest import Project
+
+    def tiny_paper(p):
+        tiny_dpc(p)
+        p["dpc"]["paper"] = copy.deepcopy(p["dpc"]["quick"])
+        p["dpc"]["paper"]["experiments"] = {k: p["dpc"]["quick"]["experiments"][k] for k in ("exp2", "exp6")}
+    project.edit_params(tiny_paper)
+    env = ih.code_env(project.root)
+    ih.git_commit_all(project)
+    # the first session: one curve, then the session ends
+    project.run("snakemake", "--cores", "1", "--configfile", "config/published.yaml", "--",
+                "results/dpc/runs/exp2/all.parquet", env=env)
+    first = read_parquet(project.root / "results/dpc/runs/exp2/all.parquet")
+    snap = project.run("bash", "tools/paper-suite.sh", "snapshot", env=env).stdout
+    assert "1 finished paper-scale curves" in snap, snap
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "snapshot")
+
+    clone = tmp_path / "clone"
+    project.run("git", "clone", "-q", str(project.root), str(clone))
+    fresh = Project(clone)
+    out = fresh.run("bash", "tools/paper-suite.sh", "run", "1", env=ih.code_env(clone))
+    log = out.stdout + out.stderr
+    assert "restored 1 finished curves" in log, log
+    assert "experiment=exp6" in log and "experiment=exp2" not in log, log    # only the missing curve trained
+    runs = read_parquet(clone / "results/dpc/tables/runs.parquet")
+    assert set(runs.scale) == {"paper"} and set(runs.experiment) == {"exp2", "exp6"}
+    again = runs[runs.experiment == "exp2"].reset_index(drop=True)
+    assert again.acc_window.tolist() == first.acc_window.tolist()

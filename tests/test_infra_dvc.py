@@ -40,6 +40,7 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     remote = tmp_path / "remote"
     ih.git_commit_all(project)
     project.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
+    project.run("dvc", "remote", "default", "--local", "local")
 
     # Params A, then theory params B: both runs of `theory` land in the run-cache. A run-cache entry
     # restores only if its outputs were pushed too (an entry whose objects are missing reruns).
@@ -60,6 +61,7 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     fresh = Project(clone)
     env = ih.code_env(clone)
     fresh.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
+    fresh.run("dvc", "remote", "default", "--local", "local")
     pulled = fresh.run("bash", "tools/dvc-pull.sh", *STAGES, env=env).stdout
     assert "Nothing to be done" in pulled, pulled
     assert "Nothing to be done" in fresh.snakemake("-n", *STAGES, env=env).stdout
@@ -106,3 +108,39 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     runs = pd.read_parquet(clone / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 2]
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
+
+
+def test_published_remote_restores_every_result_of_a_fresh_clone(tmp_path):
+    """The repository's own read-only remote (published/dvc-remote) holds this commit's dvc.lock: a
+    fresh clone restores every output from it, offline, and then neither DVC nor Snakemake has work."""
+    import subprocess
+
+    import yaml
+
+    from conftest import REPO
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    fresh = Project(clone)
+    env = ih.code_env(clone)
+    pulled = fresh.run("bash", "tools/dvc-pull.sh", env=env).stdout
+    assert "restored from the DVC remote 'published'" in pulled, pulled
+    assert "Nothing to be done" in pulled, pulled
+    lock = yaml.safe_load((clone / "dvc.lock").read_text())
+    outs = [o["path"] for stage in lock["stages"].values() for o in stage.get("outs", [])]
+    assert outs and all((clone / path).exists() for path in outs), [p for p in outs if not (clone / p).exists()]
+    assert "Data and pipelines are up to date" in fresh.run("dvc", "status", env=env).stdout
+    assert "Nothing to be done" in fresh.run("snakemake", "-n", env=env).stdout
+    size = sum(f.stat().st_size for f in (clone / "published").rglob("*") if f.is_file())
+    assert size <= 50 * 2 ** 20, f"published remote is {size / 2 ** 20:.1f} MB (limit 50)"
+
+    # A remote without this commit's objects: a short message that says what to do, no traceback.
+    import shutil
+    shutil.rmtree(clone / ".dvc" / "cache")
+    shutil.rmtree(clone / "results" / "capacity" / "tables")
+    (tmp_path / "empty-remote").mkdir()
+    fresh.run("dvc", "remote", "modify", "--local", "published", "url", str(tmp_path / "empty-remote"))
+    failed = fresh.run("bash", "tools/dvc-pull.sh", check=False, env=env)
+    assert failed.returncode == 1
+    assert "not on that remote" in failed.stderr and "make retrain" in failed.stderr, failed.stderr
+    assert "Traceback" not in failed.stderr + failed.stdout

@@ -61,7 +61,8 @@ def test_dvc_round_trip_fresh_clone_reruns_nothing(project, tmp_path):
     project.edit_params(_tiny)
     remote = tmp_path / "remote"
     for cmd in (["git", "init", "-q", "-b", "main"], ["git", "config", "user.email", "t@example.com"],
-                ["git", "config", "user.name", "t"], ["dvc", "remote", "modify", "--local", "local", "url", str(remote)]):
+                ["git", "config", "user.name", "t"], ["dvc", "remote", "modify", "--local", "local", "url", str(remote)],
+                ["dvc", "remote", "default", "--local", "local"]):
         project.run(*cmd)
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "tiny")
@@ -75,6 +76,7 @@ def test_dvc_round_trip_fresh_clone_reruns_nothing(project, tmp_path):
     from conftest import Project
     fresh = Project(clone)
     fresh.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
+    fresh.run("dvc", "remote", "default", "--local", "local")
     fresh.run("bash", "tools/dvc-pull.sh", "mlt_synthetic")
     assert (clone / "figures" / "mlt_synthetic" / "fig2a.png").exists()
     assert "Nothing to be done" in fresh.snakemake("-n", "mlt_synthetic").stdout

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The DPC paper suite (1285 runs, hours on 2 CPU cores), resumable across machines and sessions.
+#
+#   tools/paper-suite.sh run [CORES]   # restore what earlier sessions finished, then train the rest
+#   tools/paper-suite.sh snapshot      # DVC-track what is finished so far and push it (published remote)
+#
+# Each curve (experiment, series value) is one Snakemake job writing one Parquet; within a job every
+# finished grid point is saved at once (checkpoints/dpc/*.done.pt), so a kill loses at most the point
+# in training (itself checkpointed every 5 minutes). `snapshot` copies the paper-scale Parquets and the
+# finished points into wip/dpc-paper/, tracked by wip/dpc-paper.dvc: commit that file, and the next
+# session (any machine) continues with `run`. Once every curve is done, set params.yaml's `scale` to
+# config/published.yaml's and run `dvc repro` (it only aggregates), then `make publish`.
+set -euo pipefail
+CONFIG=config/published.yaml
+WIP=wip/dpc-paper
+cmd="${1:-run}"
+
+restore() {   # earlier sessions' finished curves and points, never over newer local files
+    [ -f "$WIP.dvc" ] || return 0
+    dvc pull --quiet "$WIP.dvc"
+    mkdir -p results/dpc/runs checkpoints/dpc
+    cp -rn "$WIP/runs/." results/dpc/runs/
+    [ -d "$WIP/points" ] && cp -n "$WIP/points/"* checkpoints/dpc/ 2>/dev/null || true
+    echo "restored $(find "$WIP/runs" -name '*.parquet' | wc -l) finished curves from $WIP"
+}
+
+case "$cmd" in
+run)
+    restore
+    # One thread per job, as many jobs as cores: the models are too small for threads to pay.
+    snakemake --cores "${2:-all}" --set-threads dpc_train=1 --configfile "$CONFIG" --keep-going \
+        --rerun-incomplete -- dpc
+    ;;
+snapshot)
+    rm -rf "$WIP" && mkdir -p "$WIP/runs" "$WIP/points"
+    python - "$WIP" <<'PY'
+import shutil, sys
+from pathlib import Path
+import pyarrow.parquet as pq
+wip, n = Path(sys.argv[1]), 0
+for f in sorted(Path("results/dpc/runs").glob("*/*.parquet")):
+    if set(pq.read_table(f, columns=["scale"]).column("scale").to_pylist()) == {"paper"}:
+        (wip / "runs" / f.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, wip / "runs" / f.parent.name / f.name)
+        n += 1
+print(f"{n} finished paper-scale curves")
+PY
+    cp checkpoints/dpc/*.done.pt "$WIP/points/" 2>/dev/null || true
+    echo "$(ls "$WIP/points" | wc -l) finished grid points of curves still in training"
+    dvc add --quiet "$WIP"
+    dvc push --quiet --remote published "$WIP.dvc"
+    echo "tracked by $WIP.dvc and pushed to the published remote: commit $WIP.dvc"
+    ;;
+*)
+    echo "usage: tools/paper-suite.sh run [CORES] | snapshot" >&2
+    exit 2
+    ;;
+esac
