@@ -240,3 +240,16 @@ def test_fused_loss_is_nll_with_its_gradient_and_the_argmax_hits():
     (ref_loss * weights).sum().backward()
     assert torch.allclose(logits.grad, ref.grad, rtol=1e-10, atol=1e-12)
     torch.autograd.gradcheck(lambda z: NLLAndHits.apply(z, target[:1, :4])[0], (logits[:1, :4].detach().clone().requires_grad_(),))
+
+
+def test_a_training_log_has_a_line_per_epoch_and_a_summary(capsys):
+    """In a log file (not a terminal) training writes plain lines, not tqdm frames."""
+    task = make_task(6, 16 * 4, seed=1)
+    cfg = TrainConfig(batch_size=16, batches=4, epochs=3, window=5)
+    train(AoT([1, 2], vocab=6, dim=4, head_dim=4, heads=2), task, [1, 2], cfg, progress=True, desc="exp1 4 x=2")
+    lines = capsys.readouterr().err.splitlines()
+    assert "\r" not in "".join(lines)
+    steps = [ln for ln in lines if " steps/s ETA " in ln]
+    assert [ln.split()[4] for ln in steps] == ["4/12", "8/12", "12/12"], lines
+    assert all("loss" in ln and "acc" in ln for ln in steps)
+    assert lines[-1].startswith("exp1 4 x=2: done, 12 steps in") and "acc_table" in lines[-1], lines

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm
 
 from memcap import checkpoint as ckpt
 from memcap.dpc import bounds, grid
 from memcap.dpc.schedule import effective_lr
 from memcap.models.aot import AoT, param_count
+from memcap.progress import Progress
 from memcap.runtime import pick_device
 from memcap.tasks.lookup import LookupTask, make_task
 
@@ -137,8 +137,7 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
         epoch = saved["epoch"]
 
     last_save = time.monotonic()
-    bar = tqdm(total=total, initial=epoch * cfg.batches, desc=desc, disable=not progress, mininterval=10,
-               leave=False)
+    bar = Progress(total, epoch * cfg.batches, desc, enabled=progress)
     B = cfg.batch_size
     while epoch < cfg.epochs:
         for group in opt.param_groups:
@@ -158,18 +157,19 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
             opt.step()
         epoch += 1
         bar.update(cfg.batches)
+        done = slice((epoch - 1) * cfg.batches, epoch * cfg.batches)   # this epoch's batches, all models
+        bar.log(epoch=epoch, loss=float(loss_hist[:, done].mean()), acc=float(acc_hist[:, done].mean()))
         if checkpoint_path and cfg.checkpoint_every_s >= 0 and epoch < cfg.epochs \
                 and time.monotonic() - last_save >= cfg.checkpoint_every_s:
             ckpt.save(checkpoint_path, {"model": model.state_dict(), "opt": opt.state_dict(),
                                         "gens": [g.get_state() for g in gens], "epoch": epoch,
                                         "acc_hist": acc_hist.cpu(), "loss_hist": loss_hist.cpu()}, run_config)
             last_save = time.monotonic()
-    bar.close()
-
     lo = max(total - cfg.window - 1, 0)          # Acc[-101:-1]: the window before the last batch
     acc_window = acc_hist[:, lo:total - 1].mean(1)
     loss_window = loss_hist[:, lo:total - 1].mean(1)
     acc_table, kl_table, bits = evaluate_table(model, task, cfg.eval_batch_size, with_bits=True)
+    bar.close(acc_window=float(acc_window.mean()), acc_table=float(acc_table.mean()), kl=float(kl_table.mean()))
     return [RunResult(float(acc_window[m]), float(acc_table[m]), float(loss_window[m]), float(kl_table[m]),
                       total, float(bits[m])) for m in range(M)]
 

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from memcap import checkpoint as ckpt
 from memcap.mlt.grid import shape
 from memcap.mlt.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
+from memcap.progress import Progress
 from memcap.runtime import pick_device
 from memcap.tasks.mlt_data import MLTData, make_data
 
@@ -141,7 +141,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
             saved[k].to(device) for k in ("best_loss", "best_acc", "best_bits", "best_step", "done_at"))
         best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
         step = saved["step"]
-        tqdm.write(f"{desc}: resumed from checkpoint {checkpoint_path} at step {step}/{total}")
+        print(f"{desc}: resumed from checkpoint {checkpoint_path} at step {step}/{total}", flush=True)
 
     def checkpoint_now():
         ckpt.save(checkpoint_path, {
@@ -166,7 +166,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
             done_at.copy_(torch.where(running & (acc >= 1.0), torch.full_like(done_at, step), done_at))
 
     last_save = time.monotonic()
-    bar = tqdm(total=total, initial=step, desc=desc, disable=not progress, mininterval=10, leave=False)
+    bar = Progress(total, step, desc, enabled=progress)
     if step == 0:
         evaluate_and_record()
     while step < total and bool((done_at < 0).any()):
@@ -180,10 +180,11 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         bar.update(1)
         if step % cfg.eval_every == 0 or step == total:
             evaluate_and_record()
+            bar.log(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
             if checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
                 checkpoint_now()
                 last_save = time.monotonic()
-    bar.close()
+    bar.close(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
 
     results = []
     for m in range(M):
