@@ -39,7 +39,7 @@ rule capacity_search:
         runtime=res("train", "capacity")["runtime"],
         gpu=res("train", "capacity")["gpu"],
     shell:
-        "{MEMCAP} capacity search {PARAMS_ARGS} --threads {threads} --heads {wildcards.heads} "
+        "memcap capacity search --threads {threads} --heads {wildcards.heads} "
         "--head-dim {wildcards.head_dim} --out {output} > {log} 2>&1"
 
 
@@ -58,5 +58,5 @@ rule capacity_aggregate:
         runtime=res("light", "capacity")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} capacity aggregate {PARAMS_ARGS} --runs {input} --out {output.table} "
+        "memcap capacity aggregate --runs {input} --out {output.table} "
         "--figures {output.figures} > {log} 2>&1"

@@ -1,4 +1,5 @@
 # Shared helpers: params validation (before any job), the resolved params every job reads, resources.
+import os
 import sys
 
 from memcap import params as memcap_params
@@ -9,12 +10,15 @@ except memcap_params.ParamsError as err:
     # Stop before the DAG is built: the message names each bad key, its value and what is allowed.
     sys.exit(f"memcap: {err}")
 
-# The interpreter running Snakemake has memcap installed; jobs use the same one (also under SLURM).
-MEMCAP = f"{sys.executable} -m memcap"
+# Jobs run `memcap` from the environment running Snakemake (its bin/ first on PATH, also in the
+# Snakemake that SLURM starts for each job, which evaluates this file again).
+os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), *os.get_exec_path()]))
 # Jobs run exactly the config this DAG was built from (params.yaml + --configfile + --config): it is
-# written once, named by its hash, and passed to every job. No job reads params.yaml on its own.
+# written once, named by its hash, and every job's `memcap` reads it from MEMCAP_PARAMS (the default of
+# its --params). No job reads params.yaml on its own; the shell commands never change with the config.
 RESOLVED_PARAMS = memcap_params.write_resolved(config, ".snakemake/memcap")
-PARAMS_ARGS = f"--params {RESOLVED_PARAMS}"
+os.environ.update(MEMCAP_PARAMS=str(RESOLVED_PARAMS))
+MEMCAP, PARAMS_ARGS = "memcap", ""   # TODO(issue 15): assumptions.smk still uses them
 
 
 def res(kind, family=None):

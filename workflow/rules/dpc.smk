@@ -12,12 +12,8 @@ DPC_TABLE = {name: f"{DPC}/tables/{file}" for name, file in dpc_aggregate.TABLES
 DPC_METRICS = f"{DPC}/metrics.json"
 
 
-def dpc_figure_paths(names):
-    return [f"figures/dpc/{name}.{ext}" for name in names for ext in dpc_figures.FORMATS]
-
-
-DPC_FIGURES = dpc_figure_paths(dpc_figures.names(DPC_PRESET))
-DPC_KL_FIGURE = dpc_figure_paths([dpc_figures.KL])
+DPC_FIGURES = [f"figures/dpc/{n}.{ext}" for n in dpc_figures.names(DPC_PRESET) for ext in dpc_figures.FORMATS]
+DPC_KL_FIGURE = [f"figures/dpc/{dpc_figures.KL}.{ext}" for ext in dpc_figures.FORMATS]
 
 
 rule dpc:
@@ -48,7 +44,7 @@ rule dpc_train:
         runtime=res("train", "dpc")["runtime"],
         gpu=res("train", "dpc")["gpu"],
     shell:
-        "{MEMCAP} dpc train {PARAMS_ARGS} --threads {threads} --experiment {wildcards.experiment} "
+        "memcap dpc train --threads {threads} --experiment {wildcards.experiment} "
         "--series {wildcards.series} --checkpoint checkpoints/dpc/{wildcards.experiment}_{wildcards.series} "
         "--out {output} > {log} 2>&1"
 
@@ -69,7 +65,7 @@ rule dpc_aggregate:
         runtime=res("light", "dpc")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} dpc aggregate {PARAMS_ARGS} --runs {output.runs} --summary {output.summary} "
+        "memcap dpc aggregate --runs {output.runs} --summary {output.summary} "
         "--metrics {output.metrics} {input} > {log} 2>&1"
 
 
@@ -90,7 +86,7 @@ rule dpc_figures:
         runtime=res("light", "dpc")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} dpc figures {PARAMS_ARGS} --runs {input.runs} --summary {input.summary} "
+        "memcap dpc figures --runs {input.runs} --summary {input.summary} "
         "--fits {output.fits} --fits-md {output.fits_md} --figures {output.figures} > {log} 2>&1"
 
 
@@ -109,4 +105,4 @@ rule dpc_kl:
         runtime=res("light", "dpc")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} dpc kl {PARAMS_ARGS} --out {output.table} --figures {output.figures} > {log} 2>&1"
+        "memcap dpc kl --out {output.table} --figures {output.figures} > {log} 2>&1"

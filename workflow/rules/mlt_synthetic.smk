@@ -13,11 +13,6 @@ MLT_RUNS = [f"{MLT}/runs/{s}/{v}/T{t}.parquet" for s, v, t in MLT_POINTS]
 MLT_ATTENTION = [f"{MLT}/attention/{s}/{v}/T{t}.parquet" for s, v, t in MLT_POINTS if s in MLT_ANALYSIS]
 MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
 MLT_FIGURES = [f"figures/mlt_synthetic/{name}.{ext}" for name in mlt_figures.NAMES for ext in mlt_figures.FORMATS]
-MLT_TRAIN_CMD = (
-    "{MEMCAP} mlt train {PARAMS_ARGS} --threads {threads} --sweep {wildcards.sweep} "
-    "--value {wildcards.value} --dataset-size {wildcards.T} "
-    "--checkpoint checkpoints/mlt_synthetic/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}.pt"
-)
 
 
 wildcard_constraints:
@@ -53,7 +48,10 @@ rule mlt_train:
         runtime=res("train", "mlt_synthetic")["runtime"],
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
-        MLT_TRAIN_CMD + " --out {output} > {log} 2>&1"
+        "memcap mlt train --threads {threads} --sweep {wildcards.sweep} "
+        "--value {wildcards.value} --dataset-size {wildcards.T} "
+        "--checkpoint checkpoints/mlt_synthetic/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}.pt "
+        "--out {output} > {log} 2>&1"
 
 
 rule mlt_train_with_attention:
@@ -75,7 +73,10 @@ rule mlt_train_with_attention:
         runtime=res("train", "mlt_synthetic")["runtime"],
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
-        MLT_TRAIN_CMD + " --out {output.runs} --attention-out {output.attention} > {log} 2>&1"
+        "memcap mlt train --threads {threads} --sweep {wildcards.sweep} "
+        "--value {wildcards.value} --dataset-size {wildcards.T} "
+        "--checkpoint checkpoints/mlt_synthetic/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}.pt "
+        "--out {output.runs} --attention-out {output.attention} > {log} 2>&1"
 
 
 rule mlt_aggregate:
@@ -93,7 +94,7 @@ rule mlt_aggregate:
         runtime=res("light", "mlt_synthetic")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} mlt aggregate {PARAMS_ARGS} --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
+        "memcap mlt aggregate --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
 
 
 rule mlt_figures:
@@ -112,5 +113,5 @@ rule mlt_figures:
         runtime=res("light", "mlt_synthetic")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} mlt figures {PARAMS_ARGS} --runs {input} --figures {output.figures} "
+        "memcap mlt figures --runs {input} --figures {output.figures} "
         "--summary {output.summary} --fits {output.fits} > {log} 2>&1"

@@ -58,7 +58,7 @@ rule report_scorecard:
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} report scorecard {PARAMS_ARGS} {params.inputs} --out {output.table} --md {output.md} "
+        "memcap report scorecard {params.inputs} --out {output.table} --md {output.md} "
         "--metrics {output.metrics} --plot-data {output.plot} > {log} 2>&1"
 
 
@@ -79,7 +79,7 @@ rule report_bits:
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} report bits {PARAMS_ARGS} --mlt-runs {input.mlt} --dpc-runs {input.dpc} --out {output.table} "
+        "memcap report bits --mlt-runs {input.mlt} --dpc-runs {input.dpc} --out {output.table} "
         "--md {output.md} --figures {output.figures} > {log} 2>&1"
 
 
@@ -103,5 +103,5 @@ rule report_html:
         runtime=res("light")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} report html {PARAMS_ARGS} --scorecard {input.scorecard} --bits-md {input.bits} "
+        "memcap report html --scorecard {input.scorecard} --bits-md {input.bits} "
         "--capacity {input.capacity} {params.tables} --figures {input.figures} --out {output} > {log} 2>&1"

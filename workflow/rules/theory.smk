@@ -9,8 +9,6 @@ TH = "results/theory"
 TH_PRESET = memcap_params.preset(config, TH_FAMILY)
 TH_TABLE = {name: f"{TH}/tables/{file}" for name, file in th_aggregate.TABLES.items()}
 TH_FIGURES = [f"figures/theory/{name}.{ext}" for name in th_figures.FIGURES for ext in th_figures.FORMATS]
-TH_TABLE_ARGS = ("--construct {input.construct} --gd {input.gd} --rank-bounds {input.rank_bounds} "
-                 "--trained-ranks {input.trained_ranks}")
 
 
 rule theory:
@@ -34,7 +32,7 @@ rule theory_construct:
         runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory construct {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
+        "memcap theory construct --threads {threads} --out {output} > {log} 2>&1"
 
 
 rule theory_gd:
@@ -52,7 +50,7 @@ rule theory_gd:
         runtime=res("train", "theory")["runtime"],
         gpu=res("train", "theory")["gpu"],
     shell:
-        "{MEMCAP} theory gd {PARAMS_ARGS} --threads {threads} --out {output.runs} "
+        "memcap theory gd --threads {threads} --out {output.runs} "
         "--ranks-out {output.ranks} > {log} 2>&1"
 
 
@@ -70,7 +68,7 @@ rule theory_bounds:
         runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory bounds {PARAMS_ARGS} --threads {threads} --out {output} > {log} 2>&1"
+        "memcap theory bounds --threads {threads} --out {output} > {log} 2>&1"
 
 
 rule theory_saturation:
@@ -89,7 +87,7 @@ rule theory_saturation:
         runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory saturation {PARAMS_ARGS} --attention {input} --out {output} > {log} 2>&1"
+        "memcap theory saturation --attention {input} --out {output} > {log} 2>&1"
 
 
 rule theory_summary:
@@ -110,7 +108,8 @@ rule theory_summary:
         runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory summary {PARAMS_ARGS} " + TH_TABLE_ARGS + " --saturation {input.saturation} "
+        "memcap theory summary --construct {input.construct} --gd {input.gd} "
+        "--rank-bounds {input.rank_bounds} --trained-ranks {input.trained_ranks} --saturation {input.saturation} "
         "--out {output} > {log} 2>&1"
 
 
@@ -134,5 +133,6 @@ rule theory_figures:
         runtime=res("light", "theory")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} theory figures {PARAMS_ARGS} " + TH_TABLE_ARGS + " --attention {input.attention} "
+        "memcap theory figures --construct {input.construct} --gd {input.gd} "
+        "--rank-bounds {input.rank_bounds} --trained-ranks {input.trained_ranks} --attention {input.attention} "
         "--figures {output} > {log} 2>&1"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import logging
 import sys
 
@@ -19,8 +20,9 @@ FAMILIES = ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report
 
 
 def add_params_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml",
-                   help="params file (the rules pass the resolved one; default: params.yaml)")
+    p.add_argument("--params", default=os.environ.get("MEMCAP_PARAMS", "params.yaml"),
+                   help="params file (default: $MEMCAP_PARAMS, which Snakemake sets to the resolved config "
+                        "of its DAG for every job; else params.yaml)")
     p.add_argument("--scale", choices=list(memcap_params.SCALES), help="override the file's scale")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override the file's device")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all/SLURM's)")
