@@ -6,9 +6,14 @@
 #
 # params.yaml is the configfile and the one source of truth; it is validated before any job starts, and
 # every job reads the resolved config this DAG was built from (workflow/rules/common.smk).
+import time
+
 from snakemake.utils import min_version
 
+from memcap import run_summary
+
 min_version("9.27")
+RUN_STARTED = time.time()
 
 
 configfile: "params.yaml"
@@ -32,3 +37,12 @@ rule all:
         rules.assumptions.input,
         rules.capacity.input,
         rules.report.input,  # last: the report reads every family's results
+
+
+# After the run: logs/summary/latest.md (jobs, wall time, the slowest jobs).
+onsuccess:
+    print(f"run summary: {run_summary.write(log, RUN_STARTED, ok=True)}")
+
+
+onerror:
+    print(f"run summary: {run_summary.write(log, RUN_STARTED, ok=False)}")
