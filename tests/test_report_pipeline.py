@@ -84,6 +84,14 @@ def test_report_target_end_to_end(project, tmp_path):
     assert rendered(page, tmp_path) == (len(pngs), len(pngs))
     assert "Nothing to be done" in project.snakemake("-n", "all", env=env).stdout
 
+    # Snakemake's own report: the PNGs and markdown tables, captioned per family.
+    project.snakemake("--report", str(tmp_path / "snakemake-report.zip"), env=env)
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "snakemake-report.zip") as z:
+        names = z.namelist()
+    shown = [n for n in names if n.endswith(".png") and "/data/raw/" in n]
+    assert len(shown) >= len(pngs), names[:20]
+
     # The capacity family: a new architecture reruns only its own search (the rule's params leave the
     # grids out).
     project.edit_params(lambda p: p["capacity"]["quick"].update(head_dim_grid=[2, 4]))

@@ -49,7 +49,7 @@ rule capacity_aggregate:
         CAP_RUNS,
     output:
         table=CAP_TABLE["capacity"],
-        figures=CAP_FIGURES,
+        figures=in_report(CAP_FIGURES, "capacity"),
     log:
         "logs/capacity/aggregate.log",
     threads: res("light", "capacity")["threads"]

@@ -32,3 +32,11 @@ def res(kind, family=None):
 def never_match(names):
     """A wildcard regex matching exactly `names` (or nothing when the list is empty)."""
     return "|".join(names) if names else "(?!x)x"
+
+
+def in_report(paths, family):
+    """Outputs shown by `snakemake --report`: PNG figures and markdown tables, captioned by
+    workflow/report/<family>.rst and grouped by family; other files (PDF, Parquet) as they are."""
+    shown = (".png", ".md", ".html")
+    return [report(p, caption=f"../report/{family}.rst", category=family) if str(p).endswith(shown) else p
+            for p in ([paths] if isinstance(paths, str) else paths)]

@@ -75,9 +75,9 @@ rule dpc_figures:
         runs=DPC_TABLE["runs"],
         summary=DPC_TABLE["summary"],
     output:
-        figures=[f for f in DPC_FIGURES if f not in DPC_KL_FIGURE],
+        figures=in_report([f for f in DPC_FIGURES if f not in DPC_KL_FIGURE], "dpc"),
         fits=DPC_TABLE["fits"],
-        fits_md=DPC_TABLE["fits_md"],
+        fits_md=in_report(DPC_TABLE["fits_md"], "dpc"),
     log:
         "logs/dpc/figures.log",
     threads: res("light", "dpc")["threads"]
@@ -94,7 +94,7 @@ rule dpc_kl:
     """Prop 3, Theorem 2 and LS-vs-WLS KL values next to their bounds (spec §4), and their figure."""
     output:
         table=DPC_TABLE["kl"],
-        figures=DPC_KL_FIGURE,
+        figures=in_report(DPC_KL_FIGURE, "dpc"),
     log:
         "logs/dpc/kl.log",
     params:

@@ -102,8 +102,8 @@ rule mlt_figures:
     input:
         MLT_TABLE["runs"],
     output:
-        figures=MLT_FIGURES,
-        summary=MLT_TABLE["summary"],
+        figures=in_report(MLT_FIGURES, "mlt_synthetic"),
+        summary=in_report(MLT_TABLE["summary"], "mlt_synthetic"),
         fits=MLT_TABLE["fits"],
     log:
         "logs/mlt_synthetic/figures.log",

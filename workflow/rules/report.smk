@@ -45,7 +45,7 @@ rule report_scorecard:
         **REP_TABLES,
     output:
         table=f"{REP}/tables/scorecard.parquet",
-        md=f"{REP}/tables/scorecard.md",
+        md=in_report(f"{REP}/tables/scorecard.md", "report"),
         metrics=f"{REP}/metrics.json",
         plot=f"{REP}/tables/scorecard_plot.csv",
     log:
@@ -69,8 +69,8 @@ rule report_bits:
         dpc=f"{DPC}/tables/runs.parquet",
     output:
         table=f"{REP}/tables/bits.parquet",
-        md=f"{REP}/tables/bits.md",
-        figures=REP_FIGURES,
+        md=in_report(f"{REP}/tables/bits.md", "report"),
+        figures=in_report(REP_FIGURES, "report"),
     log:
         "logs/report/bits.log",
     threads: res("light")["threads"]

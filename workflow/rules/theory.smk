@@ -122,7 +122,7 @@ rule theory_figures:
         trained_ranks=TH_TABLE["trained_ranks"],
         attention=MLT_ATTENTION,
     output:
-        TH_FIGURES,
+        in_report(TH_FIGURES, "theory"),
     log:
         "logs/theory/figures.log",
     params:
