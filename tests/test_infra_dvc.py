@@ -11,6 +11,8 @@ only the aggregate table and figures from the per-run Parquet still in the persi
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -144,3 +146,30 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(tmp_path):
     assert failed.returncode == 1
     assert "not on that remote" in failed.stderr and "make retrain" in failed.stderr, failed.stderr
     assert "Traceback" not in failed.stderr + failed.stdout
+
+
+def test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not(project):
+    """`dvc exp run -S` in the workspace: one new grid value trains one job, the finished one is kept,
+    and the experiment is recorded. `--temp` (a copy without data/ and Snakemake's metadata) stops
+    with a message that names the alternative."""
+    project.edit_params(lambda p: ih.tiny_two_families(p, resources=False))
+    env = ih.code_env(project.root)
+    (project.root / "dvc.lock").unlink()    # the repository's lock names outputs this copy never made
+    ih.git_commit_all(project)
+    project.run("dvc", "repro", "mlt_synthetic", env=env)
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "baseline")
+    kept = project.root / "logs/mlt_synthetic/scale_head_shared/2/T64.log"
+    before = kept.stat().st_mtime
+
+    out = project.run("dvc", "exp", "run", "-n", "more-heads", "-S",
+                      "mlt_synthetic.quick.sweeps.scale_head_shared.values=[2,3]", "mlt_synthetic", env=env)
+    assert kept.stat().st_mtime == before                                      # not retrained
+    assert (project.root / "logs/mlt_synthetic/scale_head_shared/3/T64.log").exists()
+    assert re.search(r"mlt_train\s+1\n", out.stdout + out.stderr), out.stdout + out.stderr
+    assert "more-heads" in project.run("dvc", "exp", "show", "--no-pager", env=env).stdout
+
+    temp = project.run("dvc", "exp", "run", "--temp", "-S", "mlt_synthetic.quick.seeds=[3]", "mlt_synthetic",
+                       check=False, env=env)
+    assert temp.returncode != 0
+    assert "Run `dvc exp run -S key=value` in the workspace" in temp.stdout + temp.stderr, temp.stderr[-3000:]

@@ -22,7 +22,7 @@ def test_summary_counts_jobs_and_lists_the_slowest_first(tmp_path):
     smk_log = tmp_path / "run.log"
     smk_log.write_text("Finished jobid: 3 (Rule: dpc_train)\nFinished jobid: 4 (Rule: dpc_train)\n"
                        "Error in rule dpc_figures:\n")
-    text = run_summary.write(str(smk_log), started, ok=False, logs=logs).read_text()
+    text = run_summary.write([str(smk_log)], started, ok=False, logs=logs).read_text()
     assert "FAILED" in text and "jobs finished: 2; failed rules: dpc_figures" in text
     assert "training jobs timed (benchmark files): 2" in text
     assert text.index("dpc/exp5_mlp/13") < text.index("dpc/exp1/4") and "old" not in text

@@ -29,9 +29,12 @@ def _benchmarks(logs: Path, since: float) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["job", "wall_s", "cpu_s", "max_rss_mb"])
 
 
-def write(snakemake_log: str | None, started: float, ok: bool, logs: str | Path = "logs") -> Path:
+def write(snakemake_log, started: float, ok: bool, logs: str | Path = "logs") -> Path:
+    """snakemake_log: the `log` of an onsuccess/onerror hook (a path, a list of paths, or None)."""
     logs = Path(logs)
-    text = Path(snakemake_log).read_text(errors="replace") if snakemake_log and Path(snakemake_log).exists() else ""
+    paths = [snakemake_log] if isinstance(snakemake_log, (str, Path)) else list(snakemake_log or [])
+    snakemake_log = next((str(p) for p in paths if Path(p).exists()), None)
+    text = Path(snakemake_log).read_text(errors="replace") if snakemake_log else ""
     finished = len(re.findall(r"^Finished job(?:id)?[: ]", text, flags=re.M))
     failed = sorted(set(re.findall(r"^Error in rule (\S+?):", text, flags=re.M)))
     bench = _benchmarks(logs, started).sort_values("wall_s", ascending=False)

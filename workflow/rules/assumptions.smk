@@ -35,13 +35,13 @@ rule assumptions_digits_vit:
         "logs/assumptions/digits_vit.benchmark.tsv"
     params:
         settings=ASM_PRESET["vision"]["digits"],  # reruns when they change
-    threads: res("train")["threads"]
+    threads: res("train", "assumptions")["threads"]
     resources:
-        mem_mb=res("train")["mem_mb"],
-        runtime=res("train")["runtime"],
-        gpu=res("train")["gpu"],
+        mem_mb=res("train", "assumptions")["mem_mb"],
+        runtime=res("train", "assumptions")["runtime"],
+        gpu=res("train", "assumptions")["gpu"],
     shell:
-        "{MEMCAP} assumptions digits-vit {PARAMS_ARGS} --threads {threads} --out {output.model} "
+        "memcap assumptions digits-vit --threads {threads} --out {output.model} "
         "--metrics {output.metrics} > {log} 2>&1"
 
 
@@ -61,13 +61,13 @@ rule assumptions_track:
     params:
         settings=lambda w: asm_grid.track_settings(ASM_PRESET, w.track),
         digits=lambda w, input: f"--digits-vit {input[0]}" if input else "",
-    threads: res("train")["threads"]
+    threads: res("train", "assumptions")["threads"]
     resources:
-        mem_mb=res("train")["mem_mb"],
-        runtime=res("train")["runtime"],
-        gpu=res("train")["gpu"],
+        mem_mb=res("train", "assumptions")["mem_mb"],
+        runtime=res("train", "assumptions")["runtime"],
+        gpu=res("train", "assumptions")["gpu"],
     shell:
-        "{MEMCAP} assumptions track {PARAMS_ARGS} --threads {threads} --track {wildcards.track} "
+        "memcap assumptions track --threads {threads} --track {wildcards.track} "
         "{params.digits} --out {output.checks} --curves {output.curves} > {log} 2>&1"
 
 
@@ -77,16 +77,16 @@ rule assumptions_aggregate:
         expand(f"{ASM}/runs/checks/{{track}}.parquet", track=ASM_TRACKS),
     output:
         checks=ASM_TABLE["checks"],
-        tables=ASM_PAPER_TABLES,
+        tables=in_report(ASM_PAPER_TABLES, "assumptions"),
     log:
         "logs/assumptions/aggregate.log",
-    threads: res("light")["threads"]
+    threads: res("light", "assumptions")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "assumptions")["mem_mb"],
+        runtime=res("light", "assumptions")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} assumptions aggregate {PARAMS_ARGS} --checks {input} --out {output.checks} "
+        "memcap assumptions aggregate --checks {input} --out {output.checks} "
         "--tables {output.tables} > {log} 2>&1"
 
 
@@ -95,13 +95,13 @@ rule assumptions_figures:
     input:
         expand(f"{ASM}/runs/curves/{{track}}.parquet", track=ASM_TRACKS),
     output:
-        ASM_FIGURES,
+        in_report(ASM_FIGURES, "assumptions"),
     log:
         "logs/assumptions/figures.log",
-    threads: res("light")["threads"]
+    threads: res("light", "assumptions")["threads"]
     resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
+        mem_mb=res("light", "assumptions")["mem_mb"],
+        runtime=res("light", "assumptions")["runtime"],
         gpu=0,
     shell:
-        "{MEMCAP} assumptions figures {PARAMS_ARGS} --curves {input} --figures {output} > {log} 2>&1"
+        "memcap assumptions figures --curves {input} --figures {output} > {log} 2>&1"

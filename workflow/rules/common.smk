@@ -4,6 +4,14 @@ import sys
 
 from memcap import params as memcap_params
 
+# `dvc exp run --temp/--queue` runs in a copy of the git-tracked files only (.dvc/tmp/exps/...): no
+# fetched data (data/), no Snakemake metadata (.snakemake/), so persisted runs could silently stand for
+# other settings. Stop there and name what works.
+if f"{os.sep}.dvc{os.sep}tmp{os.sep}exps{os.sep}" in f"{os.getcwd()}{os.sep}":
+    sys.exit("memcap: `dvc exp run --temp` and `--queue` run in a copy without data/ and Snakemake's "
+             "metadata, which memcap needs to rerun exactly the affected jobs. Run `dvc exp run -S "
+             "key=value` in the workspace (one experiment at a time), or `snakemake --configfile` to try settings.")
+
 try:
     memcap_params.validate(config)
 except memcap_params.ParamsError as err:
@@ -18,7 +26,6 @@ os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), *os.get
 # its --params). No job reads params.yaml on its own; the shell commands never change with the config.
 RESOLVED_PARAMS = memcap_params.write_resolved(config, ".snakemake/memcap")
 os.environ.update(MEMCAP_PARAMS=str(RESOLVED_PARAMS))
-MEMCAP, PARAMS_ARGS = "memcap", ""   # TODO(issue 15): assumptions.smk still uses them
 
 
 def res(kind, family=None):
