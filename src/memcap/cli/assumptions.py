@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcap import params as memcap_params
 from memcap.cli import add_params_args, load_params
 
 HELP = "MLT assumption checks: digits ViT, one track's rank/Kruskal checks, Tables 1 and 3, Fig 1"
@@ -57,7 +58,7 @@ def _digits_vit(args) -> None:
     settings = preset["vision"]["digits"]
     model, metrics = digits_vit.train_digits_vit(settings, runtime.pick_device(params["device"]))
     digits_vit.save(model, metrics, args.out)
-    results.write_json({**metrics, "provenance": results.provenance(settings, scale=params["scale"])},
+    results.write_json({**metrics, "provenance": results.provenance(settings, scale=memcap_params.scale_of(params, "assumptions"))},
                        args.metrics)
 
 
@@ -75,7 +76,7 @@ def _track(args) -> None:
         checks, curves, meta = tracks.run_text(preset, args.track, device)
         section = preset["text"][args.track]
     common = {k: preset[k] for k in ("seed", "threshold", "trials")}
-    prov = results.provenance({**common, args.track: section}, scale=params["scale"], track=args.track,
+    prov = results.provenance({**common, args.track: section}, scale=memcap_params.scale_of(params, "assumptions"), track=args.track,
                               device=str(device), **meta)
     results.write_parquet(curves, args.curves, prov)
     results.write_parquet(checks, args.out, prov)
@@ -92,7 +93,7 @@ def _aggregate(args) -> None:
     params = load_params(args)
     checks = results.read_parquet(args.checks)
     results.write_parquet(checks, args.out, results.provenance(memcap_params.preset(params, FAMILY),
-                                                               scale=params["scale"], inputs=args.checks))
+                                                               scale=memcap_params.scale_of(params, "assumptions"), inputs=args.checks))
     for path in map(Path, args.tables):
         results.write_text(aggregate.render(path.stem, path.suffix.lstrip("."), checks), path)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcap import params as memcap_params
 from memcap.cli import add_params_args, load_params
 
 HELP = "MLT theory: CONSTRUCT grid, GD vs construction vs bound, rank(Z) bounds, Fig 3"
