@@ -167,7 +167,7 @@ def test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not(proj
     assert kept.stat().st_mtime == before                                      # not retrained
     assert (project.root / "logs/mlt_synthetic/scale_head_shared/3/T64.log").exists()
     assert re.search(r"mlt_train\s+1\n", out.stdout + out.stderr), out.stdout + out.stderr
-    assert "more-heads" in project.run("dvc", "exp", "show", "--no-pager", env=env).stdout
+    assert "more-heads" in project.run("dvc", "exp", "list", "--name-only", env=env).stdout
 
     temp = project.run("dvc", "exp", "run", "--temp", "-S", "mlt_synthetic.quick.seeds=[3]", "mlt_synthetic",
                        check=False, env=env)
