@@ -8,7 +8,7 @@
 # finished grid point is saved at once (checkpoints/dpc/*.done.pt), so a kill loses at most the point
 # in training (itself checkpointed every 5 minutes). `snapshot` copies the paper-scale Parquets and the
 # finished points into wip/dpc-paper/, tracked by wip/dpc-paper.dvc: commit that file, and the next
-# session (any machine) continues with `run`. Once every curve is done, set params.yaml's `scale` to
+# session (any machine) continues with `run`. Checkpoints of points in training go along: they resume. Once every curve is done, set params.yaml's `scale` to
 # config/published.yaml's and run `dvc repro` (it only aggregates), then `make publish`.
 set -euo pipefail
 CONFIG=config/published.yaml
@@ -45,8 +45,10 @@ for f in sorted(Path("results/dpc/runs").glob("*/*.parquet")):
         n += 1
 print(f"{n} finished paper-scale curves")
 PY
-    cp checkpoints/dpc/*.done.pt "$WIP/points/" 2>/dev/null || true
-    echo "$(ls "$WIP/points" | wc -l) finished grid points of curves still in training"
+    # finished points (*.done.pt) and the last checkpoint of each point in training (*_x<N>.pt)
+    cp checkpoints/dpc/*.pt "$WIP/points/" 2>/dev/null || true
+    echo "$(ls "$WIP/points" | grep -c 'done.pt$' || true) finished grid points and" \
+         "$(ls "$WIP/points" | grep -vc 'done.pt$' || true) checkpoints of points in training"
     dvc add --quiet "$WIP"
     dvc push --quiet --remote published "$WIP.dvc"
     echo "tracked by $WIP.dvc and pushed to the published remote: commit $WIP.dvc"
