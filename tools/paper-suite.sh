@@ -8,8 +8,9 @@
 # finished grid point is saved at once (checkpoints/dpc/*.done.pt), so a kill loses at most the point
 # in training (itself checkpointed every 5 minutes). `snapshot` copies the paper-scale Parquets and the
 # finished points into wip/dpc-paper/, tracked by wip/dpc-paper.dvc: commit that file, and the next
-# session (any machine) continues with `run`. Checkpoints of points in training go along: they resume. Once every curve is done, set params.yaml's `scale` to
-# config/published.yaml's and run `dvc repro` (it only aggregates), then `make publish`.
+# session (any machine) continues with `run` (checkpoints of points in training go along and resume).
+# Once every curve is done, set params.yaml's `scale` to config/published.yaml's, run `dvc repro` (it
+# only aggregates), then `make publish`.
 set -euo pipefail
 CONFIG=config/published.yaml
 WIP=wip/dpc-paper
