@@ -123,6 +123,8 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(tmp_path):
 
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    import shutil
+    shutil.copytree(REPO / "data" / "gpt2-bpe", clone / "data" / "gpt2-bpe")   # what make setup fetches
     fresh = Project(clone)
     env = ih.code_env(clone)
     pulled = fresh.run("bash", "tools/dvc-pull.sh", env=env).stdout
@@ -137,7 +139,6 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(tmp_path):
     assert size <= 50 * 2 ** 20, f"published remote is {size / 2 ** 20:.1f} MB (limit 50)"
 
     # A remote without this commit's objects: a short message that says what to do, no traceback.
-    import shutil
     shutil.rmtree(clone / ".dvc" / "cache")
     shutil.rmtree(clone / "results" / "capacity" / "tables")
     (tmp_path / "empty-remote").mkdir()
