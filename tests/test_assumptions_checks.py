@@ -112,3 +112,40 @@ def test_cholesky_full_rank_decision_equals_rank_decision():
     X[30:] = (U * sv[:, None]) @ Vh
     assert torch.equal(batched_full_rank(X, budget_mb=1), batched_rank(X) == 10)
     assert torch.equal(batched_full_rank(X), torch.linalg.matrix_rank(X.double(), rtol=tol) == 10)
+
+
+def _shared_mean_set(T=300, r=40, d=64, seed=7):
+    """Vectors with a dominant shared direction (like a layer's [CLS] rows) in an r-dim subspace, and a
+    decaying spread: subsets break gradually around k ~ r, near the float32 tolerance."""
+    g = torch.Generator().manual_seed(seed)
+    basis = torch.randn(r, d, generator=g)
+    scales = torch.logspace(0, -5, r)
+    return 50 * torch.randn(d, generator=g) + (torch.randn(T, r, generator=g) * scales) @ basis
+
+
+def test_tight_lambda_max_bounds_and_one_cholesky_decide_like_matrix_rank():
+    from memcap.assumptions.rank import full_rank_from_gram, lambda_max_bounds
+
+    V = _shared_mean_set()
+    g = torch.Generator().manual_seed(8)
+    for k in (20, 30, 38, 45):
+        X = V[torch.rand(80, len(V), generator=g).argsort(1)[:, :k]].double()      # (80, k, d)
+        gram = X @ X.mT
+        lo, hi = lambda_max_bounds(gram)
+        lam = torch.linalg.eigvalsh(gram)[:, -1]
+        assert (lo <= lam * (1 + 1e-12)).all() and (lam <= hi * (1 + 1e-12)).all()
+        assert ((hi - lo) / hi).max() < 1e-9                                      # the dominant direction
+        assert torch.equal(full_rank_from_gram(gram.clone(), 64), batched_rank(X) == k)
+
+
+def test_search_and_curve_equal_a_full_scan_with_fresh_samplers():
+    V = _shared_mean_set()
+    s = KruskalSampler.draw(V, 120, 3)
+    s.fraction(17)
+    est, _ = s.estimate_kruskal_rank(0.9)
+    curve = s.fractions(list(range(1, s.max_k + 1, 3)))
+    scan = [int(KruskalSampler.draw(V, 120, 3).full_rank(k).sum()) for k in range(1, s.max_k + 1, 3)]
+    assert [h for _, h in curve] == scan
+    exact = [int(KruskalSampler.draw(V, 120, 3).full_rank(k).sum()) for k in range(1, s.max_k + 1)]
+    assert est == max([0] + [k for k, h in zip(range(1, s.max_k + 1), exact) if h / 120 >= 0.9])
+    assert 0 < est < 60 and exact[0] == 120 and exact[-1] == 0

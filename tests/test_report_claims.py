@@ -73,6 +73,26 @@ def asm1(override=None):
     return {"assumption_checks": pd.DataFrame(out)}
 
 
+def asm1_imagenet(override=None):
+    """Table 1 rows of the imagenet track next to the fallback tracks, whose photo crops fail Asm 1 after
+    random attention (correlated crops): the claim must read the imagenet rows only."""
+    rows = [("imagenet", "Embedding Layer", "embedding layer", False),
+            ("imagenet", "Random Attention", "random attention", True),
+            ("imagenet", "Random ViT", "first block", True),
+            ("photos", "Embedding Layer", "embedding layer", False),
+            ("photos", "Random Attention", "random attention", False),
+            ("gpt2", "GPT-2 random", "L0", False), ("gpt2", "GPT-2 random", "L1", True)]
+    base = asm1(override)["assumption_checks"].iloc[0].to_dict()
+    out = []
+    for track, model, layer, holds in rows:
+        frac = 1.0 if holds else 0.0
+        lo, hi = stats.wilson_interval(int(frac * 5000), 5000)
+        r = {**base, "track": track, "model": model, "layer": layer, "holds": holds, "fraction": frac,
+             "ci_low": lo, "ci_high": hi}
+        out.append({**r, **(override or {}).get((track, layer), {})})
+    return {"assumption_checks": pd.DataFrame(out)}
+
+
 # --------------------------------------------------------------------------------------- DPC builders
 def dpc(experiment, f, series=(-1,), xs=(1, 4, 8, 12, 16), reps=3, noise=0.002, N=30, head_dim=None, **extra):
     rows = []
@@ -175,6 +195,11 @@ CASES = [
      asm1({("photos", "random attention"): {"holds": False, "fraction": 0.0, "ci_low": 0.0, "ci_high": 0.004}}), NOT),
     ("mlt_table1_asm1_layers", "straddles the 0.99 threshold",
      asm1({("gpt2", "L1"): {"holds": True, "fraction": 0.991, "ci_low": 0.983, "ci_high": 0.995}}), INC),
+    # Table 1 on real ImageNet images: the imagenet rows replace the photos/digits fallback
+    ("mlt_table1_asm1_layers", "imagenet rows follow the paper (photo crops do not)", asm1_imagenet(), REP),
+    ("mlt_table1_asm1_layers", "imagenet: fails after random attention",
+     asm1_imagenet({("imagenet", "random attention"): {"holds": False, "fraction": 0.98, "ci_low": 0.976,
+                                                        "ci_high": 0.984}}), NOT),
     # DPC Exp 1: linear in H, slope above the bound's
     ("dpc_exp1_linear_H_above_bound", "2× the bound, linear", dpc_tables(exp1(2.0)), REP),
     ("dpc_exp1_linear_H_above_bound", "half the bound", dpc_tables(exp1(0.5)), NOT),
@@ -315,3 +340,15 @@ def test_bits_per_param_and_skip_without_column():
 
 def test_bits_reference():
     assert math.isclose(bits.REFERENCES[next(iter(bits.REFERENCES))], 3.6)
+
+
+def test_table1_claim_says_which_vit_rows_it_read():
+    real = row(asm1_imagenet(), "mlt_table1_asm1_layers")
+    assert real.detail.startswith("ViT rows from the imagenet track") and "photos/" not in real.detail.split(". ", 1)[1]
+    skipped = asm1()["assumption_checks"]
+    skipped = pd.concat([skipped, pd.DataFrame([{"track": "imagenet", "model": "Embedding Layer",
+                                                 "layer": "embedding layer", "check": "asm1", "status": "SKIPPED",
+                                                 "reason": "no images at data/imagenet-sample"}])])
+    fallback = row({"assumption_checks": skipped}, "mlt_table1_asm1_layers")
+    assert fallback.verdict == REP and fallback.detail.startswith("ViT rows from the fallback photos/digits")
+    assert "no images at data/imagenet-sample" in fallback.detail

@@ -1,5 +1,7 @@
 # MLT assumption checks (Mahdavi et al. 2024, spec mahdavi.md §4): Table 1, Fig 1, Table 3, Asm 3.
-# One job per track (photos, digits, gpt2, bert); the digits ViT is trained by its own job first.
+# One job per track (photos, digits, imagenet, gpt2, bert); the digits ViT is trained by its own job first.
+# imagenet reads data/imagenet-sample (tools/fetch-imagenet-sample.sh): an input only when present; absent,
+# its rows say SKIPPED.
 # Paths come from the library's names: tracks (grid), tables (aggregate.TABLES), figures (FIGURES).
 from memcap.assumptions import aggregate as asm_aggregate
 from memcap.assumptions import figures as asm_figures
@@ -48,7 +50,9 @@ rule assumptions_digits_vit:
 rule assumptions_track:
     """Features of one track's models, streamed; rank/Kruskal/GP/Asm 3 checks; Fig 1 curve data."""
     input:
-        lambda w: [ASM_DIGITS_VIT] if w.track == "digits" else [],
+        digits=lambda w: [ASM_DIGITS_VIT] if w.track == "digits" else [],
+        # the image folder (its SHA256SUMS) only when present: absent, the job runs and writes SKIPPED rows
+        data=lambda w: asm_grid.data_inputs(ASM_PRESET, w.track),
     output:
         checks=f"{ASM}/runs/checks/{{track}}.parquet",
         curves=f"{ASM}/runs/curves/{{track}}.parquet",
@@ -60,7 +64,7 @@ rule assumptions_track:
         track=never_match(ASM_TRACKS),
     params:
         settings=lambda w: asm_grid.track_settings(ASM_PRESET, w.track),
-        digits=lambda w, input: f"--digits-vit {input[0]}" if input else "",
+        digits=lambda w, input: f"--digits-vit {input.digits}" if input.digits else "",
     threads: res("train", "assumptions")["threads"]
     resources:
         mem_mb=res("train", "assumptions")["mem_mb"],

@@ -23,6 +23,9 @@ def problems(params: dict) -> list[str]:
                 problems.append(f"{key}.vision.{track}.trained: hf_cache needs repo_id")
             if v["source"]["kind"] in ("photos", "folder", "parquet") and not v["source"].get("count"):
                 problems.append(f"{key}.vision.{track}.source: kind {v['source']['kind']} needs a count (T)")
+            for kind, needed in (("folder", "root"), ("parquet", "pattern")):
+                if v["source"]["kind"] == kind and not v["source"].get(needed):
+                    problems.append(f"{key}.vision.{track}.source: kind {kind} needs {needed}")
         for track in TEXT_TRACKS:
             t = p["text"][track]
             if track == "gpt2" and "bpe_dir" not in t:

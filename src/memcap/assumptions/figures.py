@@ -17,7 +17,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 FIGURES = ("fig1",)
 FORMATS = ("png", "pdf")
-TRACK_LABELS = {"photos": "ViT-B/16 geometry, package photos (code-path check)", "digits": "small ViT, sklearn digits"}
+TRACK_LABELS = {"photos": "ViT-B/16 geometry, package photos (code-path check)", "digits": "small ViT, sklearn digits",
+                "imagenet": "ViT-B/16, ImageNet val sample (real images)"}
 
 
 def draw_fig1(curves: pd.DataFrame) -> Figure:

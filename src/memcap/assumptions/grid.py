@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 FAMILY = "assumptions"
-VISION_TRACKS = ("photos", "digits")
+# imagenet: the 1300-image ImageNet validation sample (tools/fetch-imagenet-sample.sh) at ViT-B/16 geometry;
+# its rows say SKIPPED when the folder is absent. photos stays as the code-path check that always runs.
+VISION_TRACKS = ("photos", "digits", "imagenet")
 TEXT_TRACKS = ("gpt2", "bert")
 TRACKS = (*VISION_TRACKS, *TEXT_TRACKS)
 MINILM_MAX_N = 383             # d = 384: Asm 2 (rank n) needs n <= d - 1 with [CLS] among the rows
@@ -13,3 +17,15 @@ def track_settings(preset: dict, track: str) -> dict:
     """The params one track reads (its rule's params: it reruns when they change)."""
     section = preset["vision" if track in VISION_TRACKS else "text"][track]
     return {k: preset[k] for k in ("seed", "threshold", "trials", "fig1")} | {track: section}
+
+
+def data_inputs(preset: dict, track: str) -> list[str]:
+    """The on-disk image folder a track reads, when it is present (its rule's input: the job reruns when the
+    folder appears, changes or goes). An absent folder is no input: the job still runs and says SKIPPED."""
+    if track not in VISION_TRACKS:
+        return []
+    src = preset["vision"][track]["source"]
+    if src["kind"] != "folder" or not Path(src["root"]).is_dir():
+        return []
+    manifest = Path(src["root"]) / "SHA256SUMS"          # written last by tools/fetch-imagenet-sample.sh
+    return [str(manifest if manifest.is_file() else Path(src["root"]))]

@@ -6,7 +6,9 @@ A source has `meta` (one row per example: where it came from) and `batch(start, 
 - photos:   the ~22 real photos shipped in scikit-image / scikit-learn / matplotlib, as seeded
             random-resized 224² crops. Crops of 22 scenes are correlated: a code-path check only.
 - digits:   scikit-learn's 1,797 real 8×8 handwritten digits (1 channel, values 0..16 -> 0..255).
-- folder:   an ImageNet folder root/<wnid>/*.JPEG (sorted; first N or a seeded sample; RGB only).
+- folder:   an ImageNet folder root/<wnid>/*.JPEG, or a flat folder root/*.JPEG such as the 1300-image
+            validation sample of tools/fetch-imagenet-sample.sh (labels.txt gives the class);
+            sorted; first N or a seeded sample; RGB only.
 - parquet:  the HF imagenet-1k parquet shards on disk (column image.bytes; first N RGB rows, file order).
 """
 
@@ -18,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from PIL import Image
+
+FETCH_SCRIPT = "tools/fetch-imagenet-sample.sh"   # the 1300-image ImageNet validation sample (sha256-checked)
 
 # Real photos only (spec data.md §1): drawn/synthetic images such as horse or logo are left out.
 SKIMAGE_PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry",
@@ -128,26 +132,48 @@ def _rgb(img: Image.Image) -> bool:
     return img.mode == "RGB"
 
 
+IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png")
+
+
+def _folder_labels(root: Path) -> dict[str, int]:
+    """file name -> class index from root/labels.txt ("./data/NAME.JPEG, 472" per line), if present."""
+    path = root / "labels.txt"
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        name, _, cls = line.rpartition(",")
+        if name.strip():
+            out[Path(name.strip()).name] = int(cls)
+    return out
+
+
 class ImageFolder:
-    """An ImageNet-style folder root/<wnid>/*.{JPEG,jpg,png}: RGB images only (as the reference keeps),
-    resized to size×size. order='first' keeps sorted (wnid, file) order; 'sample' takes a seeded sample."""
+    """An ImageNet-style folder root/<wnid>/*.{JPEG,jpg,png}, or a flat root/*.JPEG (with labels.txt):
+    RGB images only (as the reference keeps), resized to size×size. order='first' keeps sorted order
+    ((wnid, file) or file); 'sample' takes a seeded sample. `label` says where the images came from."""
 
-    label = "ImageNet folder"
-
-    def __init__(self, root: str, count: int, order: str = "first", seed: int = 0, size: int = 224):
+    def __init__(self, root: str, count: int, order: str = "first", seed: int = 0, size: int = 224,
+                 label: str | None = None):
         root = Path(root)
-        files = sorted(p for p in root.glob("*/*") if p.suffix.lower() in (".jpeg", ".jpg", ".png"))
+        self.label = label or "ImageNet folder"
+        files = sorted(p for p in root.glob("*/*") if p.suffix.lower() in IMAGE_SUFFIXES)
+        flat = not files
+        if flat:                                                  # a flat sample: root/*.JPEG
+            files = sorted(p for p in root.glob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
         if not files:
-            raise FileNotFoundError(f"no images under {root}/<class>/*.JPEG")
+            raise FileNotFoundError(f"no images under {root}/<class>/*.JPEG or {root}/*.JPEG")
         if order == "sample":
             files = [files[i] for i in np.random.default_rng(seed).permutation(len(files))]
+        labels = _folder_labels(root) if flat else {}
         self.size, rows = size, []
         for f in files:                                           # RGB filter needs only the header
             if len(rows) == count:
                 break
             with Image.open(f) as im:
                 if _rgb(im):
-                    rows.append({"example": len(rows), "source": str(f.relative_to(root)), "wnid": f.parent.name})
+                    rows.append({"example": len(rows), "source": str(f.relative_to(root)),
+                                 "wnid": "" if flat else f.parent.name, "label": labels.get(f.name, -1)})
         self.meta = pd.DataFrame(rows)
         self.root = root
 
@@ -155,6 +181,12 @@ class ImageFolder:
         return len(self.meta)
 
     distinct_sources = property(__len__)
+
+    @property
+    def classes(self) -> int:
+        """Distinct classes among the images read (wnid folders or labels.txt; 0 when unknown)."""
+        known = self.meta[self.meta["label"] >= 0]["label"] if (self.meta["wnid"] == "").all() else self.meta["wnid"]
+        return int(known.nunique())
 
     def batch(self, start: int, stop: int) -> np.ndarray:
         return np.stack([np.asarray(Image.open(self.root / s).convert("RGB").resize((self.size, self.size),
@@ -165,10 +197,10 @@ class ImageFolder:
 class ImageParquet:
     """HF imagenet-1k parquet shards (glob sorted; file order is not folder order): first N RGB rows."""
 
-    label = "ImageNet parquet shards"
-
-    def __init__(self, pattern: str, count: int, size: int = 224):
+    def __init__(self, pattern: str, count: int, size: int = 224, label: str | None = None):
         import pyarrow.parquet as pq
+
+        self.label = label or "ImageNet parquet shards"
 
         files = sorted(Path().glob(pattern) if not Path(pattern).is_absolute()
                        else Path("/").glob(pattern.lstrip("/")))

@@ -26,23 +26,46 @@ COLUMNS = ["track", "data_source", "data_label", "model", "layer", "weights", "s
 
 @dataclass
 class Features:
-    """Bounded summary of one (model, layer): query rows, Asm 3 vectors, context ranks."""
+    """Bounded summary of one (model, layer): query rows, Asm 3 vectors, context ranks.
+
+    With `capacity` (the number of examples, when known) they are written into tensors allocated once at
+    the first batch: small tensors kept alive between a forward pass's large temporaries would fragment
+    the heap, which the jobs never trim (memcap.runtime.keep_freed_memory), and grow the process by ~1 MB
+    per ViT-B/16 image.
+    """
 
     query_index: int
+    capacity: int | None = None
     queries: list = field(default_factory=list)
     asm3: list = field(default_factory=list)
     ranks: list = field(default_factory=list)
     n: int = 0
     d: int = 0
+    filled: int = 0
 
     def add(self, tokens: torch.Tensor, budget_mb: float) -> None:        # tokens (B, n, d)
         tokens = tokens.float()
-        self.n, self.d = tokens.shape[1:]
-        self.ranks.append(rank_context(tokens, budget_mb).cpu())
-        self.queries.append(tokens[:, self.query_index].cpu())
-        self.asm3.append(asm3_vectors(tokens, self.query_index).cpu())
+        B, self.n, self.d = tokens.shape
+        r = rank_context(tokens, budget_mb).cpu()
+        q = tokens[:, self.query_index].cpu()
+        a = asm3_vectors(tokens, self.query_index).cpu()
+        if self.capacity is None:
+            # copies: a view (what .cpu() returns on the CPU) would keep the whole (B, n, d) batch alive
+            self.ranks.append(r.clone())
+            self.queries.append(q.clone())
+            self.asm3.append(a.clone())
+            return
+        if not self.queries:
+            self.queries = [torch.empty(self.capacity, self.d)]
+            self.asm3 = [torch.empty(self.capacity, self.d)]
+            self.ranks = [torch.empty(self.capacity, dtype=r.dtype)]
+        s, e = self.filled, self.filled + B
+        self.queries[0][s:e], self.asm3[0][s:e], self.ranks[0][s:e] = q, a, r
+        self.filled = e
 
     def tensors(self):
+        if self.capacity is not None:
+            return self.queries[0][:self.filled], self.asm3[0][:self.filled], self.ranks[0][:self.filled]
         return torch.cat(self.queries), torch.cat(self.asm3), torch.cat(self.ranks)
 
 
@@ -66,6 +89,7 @@ def check_rows(feat: Features, base: dict, settings: dict, device: torch.device,
                  "ci_low": lo, "ci_high": hi, "holds": full == T})
 
     q = KruskalSampler.draw(queries.to(device), trials, seed, budget_mb=budget)
+    q.fraction(min(n, q.max_k))                                       # k = n first: the search then extends it
     est, evals = q.estimate_kruskal_rank(thr)
     a3 = KruskalSampler.draw(x3.to(device), trials, seed, budget_mb=budget)
     for check, sampler, k in (("asm1", q, n), ("gp", q, min(T, d)), ("asm3", a3, n)):
@@ -84,7 +108,7 @@ def check_rows(feat: Features, base: dict, settings: dict, device: torch.device,
     curve = None
     if curve_ks:
         ks = sorted({k for k in curve_ks if k <= q.max_k})
-        fr = [q.fraction(k) for k in ks]
+        fr = q.fractions(ks)
         ci = [wilson_interval(h, trials) for _, h in fr]
         curve = pd.DataFrame({**{c: base[c] for c in ("track", "data_source", "model", "layer")},
                               "T": T, "n": n, "d": d, "k": ks, "trials": trials,

@@ -1,9 +1,11 @@
-"""One track = one data source through its models: vision (photos / digits / ImageNet) or text.
+"""One track = one data source through its models: vision (photos / digits / imagenet) or text.
 
 Every model of a track sees the same examples and the same random subsets (paired comparison). A
 model whose weights are absent offline gives SKIPPED rows with the reason, never a substitute.
 `weights` says what each row is: random init (as in the paper), real checkpoint, real checkpoint
-used as a stand-in (MiniLM for bert-large), trained by the pipeline (digits ViT), or skipped.
+used as a stand-in (MiniLM for bert-large), trained by the pipeline (digits ViT), or skipped. A fetched
+image source that is absent (the ImageNet sample of tools/fetch-imagenet-sample.sh) gives SKIPPED rows
+for every model, naming the script.
 """
 
 from __future__ import annotations
@@ -27,10 +29,25 @@ def image_source(src: dict, seed: int, size: int):
     if kind == "digits":
         return images.Digits(src.get("count"))
     if kind == "folder":
-        return images.ImageFolder(src["root"], src["count"], src.get("order", "first"), seed, size)
+        return images.ImageFolder(src["root"], src["count"], src.get("order", "first"), seed, size, src.get("label"))
     if kind == "parquet":
-        return images.ImageParquet(src["pattern"], src["count"], size)
+        return images.ImageParquet(src["pattern"], src["count"], size, src.get("label"))
     raise ValueError(f"unknown image source kind {kind!r}")
+
+
+def _absent_source_reason(src: dict, error: Exception) -> str:
+    """The SKIPPED reason of a folder / parquet source that is not on this machine, with how to get it."""
+    where = src.get("root") or src.get("pattern")
+    return (f"no images at {where} ({error}); fetch the ImageNet validation sample with "
+            f"`{images.FETCH_SCRIPT} {where}`" if src["kind"] == "folder" else
+            f"no images at {where} ({error}); point the source at the imagenet-1k parquet shards")
+
+
+MODELS = ("Embedding Layer", "Random Attention", "Random ViT", "Trained ViT")
+
+
+def _model_base(base: dict, name: str, weights: str) -> dict:
+    return {**base, "model": name, "layer": "first block" if "ViT" in name else name.lower(), "weights": weights}
 
 
 def _trained_vit(spec: dict, digits_checkpoint: str | None):
@@ -55,7 +72,17 @@ def run_vision(preset: dict, track: str, device: torch.device, digits_checkpoint
     """Table 1 rows (and Fig 1 curves) of one vision track; returns (checks df, curves df, metadata)."""
     cfg, settings = preset["vision"][track], _settings(preset)
     geo = cfg["geometry"]
-    source = image_source(cfg["source"], preset["seed"], geo["image_size"])
+    try:
+        source = image_source(cfg["source"], preset["seed"], geo["image_size"])
+    except FileNotFoundError as e:
+        if cfg["source"]["kind"] not in ("folder", "parquet"):
+            raise
+        # Data that is fetched, not shipped (ImageNet): every row says SKIPPED and why, nothing is substituted.
+        reason = _absent_source_reason(cfg["source"], e)
+        base = {"track": track, "data_source": cfg["source"]["kind"],
+                "data_label": cfg["source"].get("label") or f"ImageNet {cfg['source']['kind']}"}
+        rows = [r for name in MODELS for r in suite.skipped_rows(_model_base(base, name, "skipped"), reason)]
+        return suite.to_frame(rows), pd.DataFrame(), {"source_absent": reason}
     trained, trained_label, reason, extra = _trained_vit(cfg["trained"], digits_checkpoint)
     net = VitTracks(random_vit(geo, preset["seed"]), trained, attention_seed=preset["seed"]).to(device)
     feats = {}
@@ -63,15 +90,14 @@ def run_vision(preset: dict, track: str, device: torch.device, digits_checkpoint
     for s in tqdm(range(0, len(source), bs), desc=f"ViT features ({track})", disable=not progress):
         pixels = images.to_pixels(source.batch(s, s + bs)).to(device)
         for name, tokens in net(pixels).items():
-            feats.setdefault(name, suite.Features(query_index=0)).add(tokens, preset["budget_mb"])
+            feats.setdefault(name, suite.Features(query_index=0, capacity=len(source))).add(tokens, preset["budget_mb"])
 
     base = {"track": track, "data_source": cfg["source"]["kind"], "data_label": source.label,
             "distinct_sources": source.distinct_sources}
     fig1 = preset["fig1"]
     rows, curves = [], []
-    for name in ("Embedding Layer", "Random Attention", "Random ViT", "Trained ViT"):
-        b = {**base, "model": name, "layer": "first block" if "ViT" in name else name.lower(),
-             "weights": trained_label if name == "Trained ViT" else "random init"}
+    for name in MODELS:
+        b = _model_base(base, name, trained_label if name == "Trained ViT" else "random init")
         if name not in feats:
             rows += suite.skipped_rows(b, reason)
             continue
@@ -82,7 +108,9 @@ def run_vision(preset: dict, track: str, device: torch.device, digits_checkpoint
         rows += r
         if curve is not None:
             curves.append(curve)
-    meta = {"source_meta": source.meta.head(50).to_dict("list"), **({"digits_vit": extra} if extra else {})}
+    meta = {"source_meta": source.meta.head(50).to_dict("list"), "images": len(source),
+            **({"classes": source.classes} if hasattr(source, "classes") else {}),
+            **({"digits_vit": extra} if extra else {})}
     return suite.to_frame(rows), pd.concat(curves) if curves else pd.DataFrame(), meta
 
 
@@ -149,7 +177,7 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
             continue
         model = model.to(device)
         ids = make(n)
-        feats = {"L0": suite.Features(query_index), "L1": suite.Features(query_index)}
+        feats = {"L0": suite.Features(query_index, len(ids)), "L1": suite.Features(query_index, len(ids))}
         for s in tqdm(range(0, len(ids), bs), desc=f"{spec['name']} n={n}", disable=not progress):
             for layer, t in text.layers_L0_L1(model, ids[s:s + bs].to(device)).items():
                 feats[layer].add(t, preset["budget_mb"])
