@@ -111,6 +111,42 @@ def test_gd_cases_follow_the_preset():
     assert {c["head_dim"] for c in cases} == {8}                         # null = d
 
 
+def test_a_killed_gd_job_keeps_its_finished_cases(tmp_path, monkeypatch):
+    """Killed while training its second (H, T) case, a rerun reuses the first case's rows (no
+    retraining) and ends with the same tables as an uninterrupted job."""
+    from memcap.theory import exp_gd
+
+    p = copy.deepcopy(_params()["theory"]["quick"])
+    p["seeds"] = [0]
+    p["gradient_descent"].update(input_dim=8, context_size=3, heads=[1, 2], dataset_size_factors=[1],
+                                 min_steps=20, eval_every=10, epochs=1)
+    cpu = torch.device("cpu")
+    whole, whole_ranks = exp_gd.run(p, cpu, progress=False)
+
+    calls, real = [], exp_gd.run_case
+
+    def dies_on_second_case(common, *a, **k):
+        calls.append(common["heads"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt   # SLURM preemption
+        return real(common, *a, **k)
+    monkeypatch.setattr(exp_gd, "run_case", dies_on_second_case)
+    prefix = str(tmp_path / "gd")
+    with pytest.raises(KeyboardInterrupt):
+        exp_gd.run(p, cpu, progress=False, checkpoint_prefix=prefix)
+    assert (tmp_path / "gd_case0.done.pt").exists()
+
+    calls.clear()
+    monkeypatch.setattr(exp_gd, "run_case", lambda common, *a, **k: calls.append(common["heads"]) or real(common, *a, **k))
+    again, again_ranks = exp_gd.run(p, cpu, progress=False, checkpoint_prefix=prefix)
+    assert calls == [2]                                              # H = 1 was not retrained
+    cols = ["heads", "dataset_size", "seed", "method", "memorized", "mse"]
+    pd.testing.assert_frame_equal(again[cols], whole[cols])
+    pd.testing.assert_frame_equal(again_ranks, whole_ranks)
+    exp_gd.clear_checkpoints(prefix, p)
+    assert not list(tmp_path.iterdir())
+
+
 def test_summary_markdown_and_figure_names():
     from memcap.theory import aggregate, figures
 

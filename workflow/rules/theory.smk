@@ -36,7 +36,8 @@ rule theory_construct:
 
 
 rule theory_gd:
-    """(b) the same datasets trained with the MLT trainer (regression); trained rank(Z) (Prop 2)."""
+    """(b) the same datasets trained with the MLT trainer (regression); trained rank(Z) (Prop 2).
+    Finished (H, T) cases are kept under checkpoints/theory/ until both tables are written."""
     output:
         runs=TH_TABLE["gd"],
         ranks=TH_TABLE["trained_ranks"],
@@ -51,7 +52,7 @@ rule theory_gd:
         gpu=res("train", "theory")["gpu"],
     shell:
         "memcap theory gd --threads {threads} --out {output.runs} "
-        "--ranks-out {output.ranks} > {log} 2>&1"
+        "--ranks-out {output.ranks} --checkpoint checkpoints/theory/gd > {log} 2>&1"
 
 
 rule theory_bounds:

@@ -18,6 +18,7 @@ def register(sub) -> None:
     add_params_args(p)
     p.add_argument("--out", required=True, help="the gd table (Parquet)")
     p.add_argument("--ranks-out", required=True, help="rank(Z) of the trained weights (Prop 2), Parquet")
+    p.add_argument("--checkpoint", help="prefix of per-case files: finished cases survive a kill or requeue")
     p.set_defaults(func=_gd)
 
     p = sub.add_parser("bounds", help="(c) rank(Z) under random/constructed weights vs Props 2, 5")
@@ -84,9 +85,10 @@ def _gd(args) -> None:
 
     params, preset = _setup(args)
     seed_everything(0)
-    runs, ranks = exp_gd.run(preset, pick_device(params.get("device", "auto")))
+    runs, ranks = exp_gd.run(preset, pick_device(params.get("device", "auto")), checkpoint_prefix=args.checkpoint)
     _write(runs, args.out, params, preset, experiment="gradient_descent")
     _write(ranks, args.ranks_out, params, preset, experiment="trained_ranks")
+    exp_gd.clear_checkpoints(args.checkpoint, preset)   # only now: a kill before the writes loses no case
 
 
 def _bounds(args) -> None:

@@ -4,6 +4,9 @@ Per (H, T) of grid.gd_cases: every seed trains batched with the MLT family's tra
 MSE), and CONSTRUCT memorizes the first min(T, bound) examples of the same dataset; both count the
 examples fit within `tolerance` over all T. With a shared context, rank(Z) of the trained weights is
 also measured on fresh queries (Prop 2: it can never exceed H(n−1)+1).
+
+At the paper preset a case trains 50,000 steps, so with a checkpoint prefix every finished case's rows
+are saved at once: a killed or requeued job retrains only the cases it had not finished.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from memcap import checkpoint as ckpt
 from memcap.mlt.train import TrainConfig, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import draw_one, make_data
@@ -27,37 +31,67 @@ from memcap.theory.mlt_weights import construct_mlt, model_predictions
 PROBE_SEED_OFFSET = 10_000    # fresh probe queries for rank checks come from seed + this
 
 
-def run(preset: dict, device: torch.device, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+def finished_path(prefix: str, case: int) -> str:
+    return f"{prefix}_case{case}.done.pt"
+
+
+def clear_checkpoints(prefix: str | None, preset: dict) -> None:
+    """Remove the finished cases' files: call once both output Parquets are written, never before."""
+    if prefix:
+        for i, _ in enumerate(gd_cases(preset)):
+            ckpt.remove(finished_path(prefix, i))
+
+
+def run(preset: dict, device: torch.device, progress: bool = True,
+        checkpoint_prefix: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The gd table (a 'gradient_descent' and a 'construction' row per seed and case) and the
     trained_ranks table (Prop 2 on the trained weights, shared context only)."""
     g, seeds = preset["gradient_descent"], [int(s) for s in preset["seeds"]]
     rows, ranks = [], []
-    for common in gd_cases(preset):
-        H, d, n, dh, T = (common[k] for k in ("heads", "input_dim", "context_size", "head_dim", "dataset_size"))
-        data = make_data(seeds, dataset_size=T, context_size=n, input_dim=d, context=g["context"],
-                         task="regression").to(device)
-        model = MLTAttention(seeds, input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=1).to(device)
-        cfg = TrainConfig(lr=g["lr"], batch_size=g["batch_size"], epochs=g["epochs"], min_steps=g["min_steps"],
-                          eval_every=g["eval_every"], early_stop=False, checkpoint_every_s=-1)
-        start = time.perf_counter()
-        results, best = train(model, data, seeds, cfg, classification=False, progress=progress,
-                              desc=f"theory GD H={H} T={T}")
-        wall = time.perf_counter() - start
-        model.load_state_dict({**model.state_dict(), **best})
-        with torch.no_grad():
-            idx = torch.arange(T, device=device).expand(len(seeds), -1)
-            q, c, y = data.batch(idx)
-            err = (model(q, c)[..., 0] - y).abs().double().cpu().numpy()          # (M, T)
-        for m, seed in enumerate(seeds):
-            r = results[m]
-            rows.append({**common, "seed": seed, "method": "gradient_descent",
-                         "memorized": int((err[m] <= g["tolerance"]).sum()), "mse": float((err[m] ** 2).mean()),
-                         "max_abs_error": float(err[m].max()), "steps": r.steps_run, "best_step": r.best_step,
-                         "time_s": wall / len(seeds), "status": "ok", "reason": ""})
-            rows.append(construction_row(common, seed, preset["rank_rtol"]))
-        if g["context"] == "shared":
-            ranks += trained_ranks(model, common, seeds, preset["rank_rtol"])
+    for i, common in enumerate(gd_cases(preset)):
+        # a saved case is reused only for this very case, settings, seeds and device
+        key = {"case": common, "gradient_descent": g, "seeds": seeds, "rtol": preset["rank_rtol"],
+               "device": str(device)}
+        done = finished_path(checkpoint_prefix, i) if checkpoint_prefix else None
+        saved = ckpt.load(done, key)
+        if saved is None:
+            saved = run_case(common, g, seeds, preset["rank_rtol"], device, progress)
+            if done:
+                ckpt.save(done, saved, key)
+        rows += saved["rows"]
+        ranks += saved["ranks"]
     return pd.DataFrame(rows), pd.DataFrame(ranks)
+
+
+def run_case(common: dict, g: dict, seeds: list[int], rtol: float, device: torch.device,
+             progress: bool) -> dict:
+    """One (H, T) case: every seed's GD run (batched) and construction, and Prop 2 on the trained weights."""
+    rows, ranks = [], []
+    H, d, n, dh, T = (common[k] for k in ("heads", "input_dim", "context_size", "head_dim", "dataset_size"))
+    data = make_data(seeds, dataset_size=T, context_size=n, input_dim=d, context=g["context"],
+                     task="regression").to(device)
+    model = MLTAttention(seeds, input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=1).to(device)
+    cfg = TrainConfig(lr=g["lr"], batch_size=g["batch_size"], epochs=g["epochs"], min_steps=g["min_steps"],
+                      eval_every=g["eval_every"], early_stop=False, checkpoint_every_s=-1)
+    start = time.perf_counter()
+    results, best = train(model, data, seeds, cfg, classification=False, progress=progress,
+                          desc=f"theory GD H={H} T={T}")
+    wall = time.perf_counter() - start
+    model.load_state_dict({**model.state_dict(), **best})
+    with torch.no_grad():
+        idx = torch.arange(T, device=device).expand(len(seeds), -1)
+        q, c, y = data.batch(idx)
+        err = (model(q, c)[..., 0] - y).abs().double().cpu().numpy()          # (M, T)
+    for m, seed in enumerate(seeds):
+        r = results[m]
+        rows.append({**common, "seed": seed, "method": "gradient_descent",
+                     "memorized": int((err[m] <= g["tolerance"]).sum()), "mse": float((err[m] ** 2).mean()),
+                     "max_abs_error": float(err[m].max()), "steps": r.steps_run, "best_step": r.best_step,
+                     "time_s": wall / len(seeds), "status": "ok", "reason": ""})
+        rows.append(construction_row(common, seed, rtol))
+    if g["context"] == "shared":
+        ranks += trained_ranks(model, common, seeds, rtol)
+    return {"rows": rows, "ranks": ranks}
 
 
 def construction_row(common: dict, seed: int, rtol: float) -> dict:
