@@ -94,7 +94,7 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     clone = tmp_path / "clone"
     project.run("git", "clone", "-q", str(project.root), str(clone))
     fresh = Project(clone)
-    out = fresh.run("bash", "tools/paper-suite.sh", "run", "1", env=ih.code_env(clone))
+    out = fresh.run("bash", "tools/paper-suite.sh", "run", "1", "dpc", env=ih.code_env(clone))
     log = out.stdout + out.stderr
     assert "restored 1 finished curves" in log, log
     assert "experiment=exp6" in log and "experiment=exp2" not in log, log    # only the missing curve trained

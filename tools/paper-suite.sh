@@ -1,39 +1,48 @@
 #!/usr/bin/env bash
-# The DPC paper suite (1285 runs, hours on 2 CPU cores), resumable across machines and sessions.
+# The paper-scale runs of the published reproduction (config/published.yaml): the DPC paper suite
+# (1285 runs) and the theory paper preset (16 GD cases x 50,000 steps), hours on 2 CPU cores,
+# resumable across machines and sessions.
 #
-#   tools/paper-suite.sh run [CORES]   # restore what earlier sessions finished, then train the rest
-#   tools/paper-suite.sh snapshot      # DVC-track what is finished so far and push it (published remote)
+#   tools/paper-suite.sh run [CORES] [TARGET ...]  # restore what earlier sessions finished, then train
+#                                                  # the rest (targets: default `dpc theory`)
+#   tools/paper-suite.sh snapshot                  # DVC-track what is finished and push it (published remote)
 #
 # Each curve (experiment, series value) is one Snakemake job writing one Parquet; within a job every
 # finished grid point is saved at once (checkpoints/dpc/*.done.pt), so a kill loses at most the point
-# in training (itself checkpointed every 5 minutes). `snapshot` copies the paper-scale Parquets and the
-# finished points into wip/dpc-paper/, tracked by wip/dpc-paper.dvc: commit that file, and the next
+# in training (itself checkpointed every 5 minutes); theory GD keeps its finished (H, T) cases the same
+# way. `snapshot` copies the paper-scale Parquets and the finished points into wip/paper-suite/, tracked
+# by wip/paper-suite.dvc: commit that file, and the next
 # session (any machine) continues with `run` (checkpoints of points in training go along and resume).
 # Once every curve is done, set params.yaml's `scale` to config/published.yaml's, run `dvc repro` (it
 # only aggregates), then `make publish`.
 set -euo pipefail
 CONFIG=config/published.yaml
-WIP=wip/dpc-paper
+WIP=wip/paper-suite
 cmd="${1:-run}"
 
 restore() {   # earlier sessions' finished curves and points, never over newer local files
     [ -f "$WIP.dvc" ] || return 0
     dvc pull --quiet "$WIP.dvc"
-    mkdir -p results/dpc/runs checkpoints/dpc
+    mkdir -p results/dpc/runs checkpoints/dpc results/theory/tables checkpoints/theory
     cp -rn "$WIP/runs/." results/dpc/runs/
     [ -d "$WIP/points" ] && cp -n "$WIP/points/"* checkpoints/dpc/ 2>/dev/null || true
+    [ -d "$WIP/theory" ] && cp -n "$WIP/theory/"* results/theory/tables/ 2>/dev/null || true
+    [ -d "$WIP/theory-points" ] && cp -n "$WIP/theory-points/"* checkpoints/theory/ 2>/dev/null || true
     echo "restored $(find "$WIP/runs" -name '*.parquet' | wc -l) finished curves from $WIP"
+    echo "restored $(find "$WIP" -path '*theory*' -type f | wc -l) theory tables and finished GD cases"
 }
 
 case "$cmd" in
 run)
     restore
     # One thread per job, as many jobs as cores: the models are too small for threads to pay.
-    snakemake --cores "${2:-all}" --set-threads dpc_train=1 --configfile "$CONFIG" --keep-going \
-        --rerun-incomplete -- dpc
+    shift; cores="${1:-all}"; shift || true
+    targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dpc theory)
+    snakemake --cores "$cores" --set-threads dpc_train=1 --configfile "$CONFIG" --keep-going \
+        --rerun-incomplete -- "${targets[@]}"
     ;;
 snapshot)
-    rm -rf "$WIP" && mkdir -p "$WIP/runs" "$WIP/points"
+    rm -rf "$WIP" && mkdir -p "$WIP/runs" "$WIP/points" "$WIP/theory" "$WIP/theory-points"
     python - "$WIP" <<'PY'
 import shutil, sys
 from pathlib import Path
@@ -45,9 +54,14 @@ for f in sorted(Path("results/dpc/runs").glob("*/*.parquet")):
         shutil.copy2(f, wip / "runs" / f.parent.name / f.name)
         n += 1
 print(f"{n} finished paper-scale curves")
+for f in sorted(Path("results/theory/tables").glob("*.parquet")):
+    if set(pq.read_table(f, columns=["scale"]).column("scale").to_pylist()) == {"paper"}:
+        shutil.copy2(f, wip / "theory" / f.name)
 PY
     # finished points (*.done.pt) and the last checkpoint of each point in training (*_x<N>.pt)
     cp checkpoints/dpc/*.pt "$WIP/points/" 2>/dev/null || true
+    cp checkpoints/theory/*.pt "$WIP/theory-points/" 2>/dev/null || true
+    echo "$(ls "$WIP/theory" | wc -l) paper-scale theory tables and $(ls "$WIP/theory-points" | wc -l) finished GD cases"
     echo "$(ls "$WIP/points" | grep -c 'done.pt$' || true) finished grid points and" \
          "$(ls "$WIP/points" | grep -vc 'done.pt$' || true) checkpoints of points in training"
     dvc add --quiet "$WIP"
@@ -55,7 +69,7 @@ PY
     echo "tracked by $WIP.dvc and pushed to the published remote: commit $WIP.dvc"
     ;;
 *)
-    echo "usage: tools/paper-suite.sh run [CORES] | snapshot" >&2
+    echo "usage: tools/paper-suite.sh run [CORES] [TARGET ...] | snapshot" >&2
     exit 2
     ;;
 esac
