@@ -127,12 +127,23 @@ def slurm(tmp_path):
         signal.signal(signal.SIGTERM, previous)
 
 
+# The shipped SLURM profile plus the test cluster's workarounds (no accounting: squeue status checks;
+# a short first status check), on the command line and in $SNAKEMAKE_PROFILE (a list, later wins).
+SLURM_PROFILES = ("--profile", "profiles/slurm", "--profile", "tests/profiles/slurm-local")
+SLURM_PROFILE_ENV = "[profiles/slurm, tests/profiles/slurm-local]"
+
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: ([^)]+)\)")
+SUBMITTED_ARRAY = re.compile(r"Submitted array job with Snakemake IDs [\d,]+ and SLURM job ID (\d+)\. "
+                             r"The individual task IDs are (\d+)-(\d+)\.")
 
 
 def submitted_jobs(log: str) -> list[str]:
-    """SLURM job ids of the snakemake output's 'has been submitted with SLURM jobid' lines."""
-    return [m.group(2) for m in SUBMITTED.finditer(log)]
+    """SLURM job ids of the snakemake output's 'has been submitted with SLURM jobid' lines, plus
+    `<array id>_<task>` for each task of a 'Submitted array job' line."""
+    single = [m.group(2) for m in SUBMITTED.finditer(log)]
+    tasks = [f"{m.group(1)}_{i}" for m in SUBMITTED_ARRAY.finditer(log)
+             for i in range(int(m.group(2)), int(m.group(3)) + 1)]
+    return single + tasks
 
 
 def show_job(jobid: str) -> dict[str, str]:

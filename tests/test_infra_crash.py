@@ -129,7 +129,7 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
     project.edit_params(_long_single_point)
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(min_steps=4000))
     root = project.root
-    run = subprocess.Popen([str(BIN / "snakemake"), "--profile", "profiles/slurm", "--nocolor", "--", OUT],
+    run = subprocess.Popen([str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--", OUT],
                            cwd=root, env=_env(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
     try:

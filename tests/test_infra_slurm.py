@@ -1,6 +1,8 @@
-"""The pipeline on a live single-node SLURM (tools/slurm-up.sh): `snakemake --profile slurm` across two
-families, every job through sbatch with its rule's resources, the same numbers as a local run, a failing
-job's log shown, and `SNAKEMAKE_PROFILE=profiles/slurm dvc repro`. Skipped where no SLURM answers."""
+"""The pipeline on a live single-node SLURM (tools/slurm-up.sh): the shipped profiles/slurm (plus the
+test cluster's tests/profiles/slurm-local) across two families, every job through sbatch with its rule's
+resources, GPU jobs on the `gpu` partition and the others on `cpu`, every job requeueable, a grid as a
+job array, the same numbers as a local run, a failing job's log shown and its retry given twice the
+time, and `SNAKEMAKE_PROFILE=... dvc repro`. Skipped where no SLURM answers."""
 
 from __future__ import annotations
 
@@ -16,11 +18,12 @@ from infra_helpers import slurm  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
 
-# Two families, three job waves: train (mlt_train, mlt_train_with_attention, theory_gd,
-# theory_construct), then mlt_aggregate, then mlt_figures.
+# Two families, three job waves: train (mlt_train x 2, mlt_train_with_attention, theory_gd,
+# theory_construct), then mlt_aggregate, then mlt_figures. mlt_train's two grid points go as one array.
 TARGETS = ("mlt_synthetic", "results/theory/tables/gd.parquet", "results/theory/tables/construct.parquet")
-RULES = {"mlt_train", "mlt_train_with_attention", "mlt_aggregate", "mlt_figures", "theory_gd",
-         "theory_construct"}
+RULES = ["mlt_train", "mlt_train", "mlt_train_with_attention", "mlt_aggregate", "mlt_figures", "theory_gd",
+         "theory_construct"]
+SIZES = [48, 64]    # scale_head_shared's dataset sizes: two mlt_train jobs ready at once
 
 
 @pytest.fixture
@@ -45,8 +48,13 @@ def _rule_of(job: dict) -> str:
     return comment.split("_wildcards_")[0]
 
 
+def _two_sizes(p: dict) -> None:
+    ih.tiny_two_families(p)
+    p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"]["dataset_sizes"] = SIZES
+
+
 def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_path):
-    project.edit_params(ih.tiny_two_families)
+    project.edit_params(_two_sizes)
     assert (project.root / "slurm").resolve() == (project.root / "profiles/slurm").resolve()  # `--profile slurm`
     ih.git_commit_all(project)                                  # DVC needs git (for `dvc repro` below)
     env = ih.code_env(project.root)
@@ -59,7 +67,8 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
         [str(BIN / "snakemake"), "--cores", "2", "--nocolor", "--quiet", "progress", "--", *TARGETS],
         cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
     # --set-threads: one job asks for 2 CPUs, so threads -> --cpus-per-task is checked with a value != 1.
-    run = project.run(str(BIN / "snakemake"), "--profile", "slurm", "--nocolor", "--set-threads",
+    run = project.run(str(BIN / "snakemake"), "--profile", "slurm", "--profile", "tests/profiles/slurm-local",
+                      "--nocolor", "--set-threads",
                       "mlt_aggregate=2", "--", *TARGETS, env=env, timeout=600, check=False)
     out, _ = local_run.communicate(timeout=600)
     log = run.stdout + run.stderr
@@ -75,37 +84,52 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
         rule = _rule_of(job)
         res = ih.TRAIN_RES if rule in ih.TRAIN_RULES else ih.LIGHT_RES
         threads = 2 if rule == "mlt_aggregate" else res["threads"]
+        array = "_" in jid
         assert job["JobState"] == "COMPLETED", (jid, job)
         assert job["WorkDir"] == str(project.root)
         assert job["CPUs/Task"] == str(threads), (rule, job["CPUs/Task"])
-        assert job["MinMemoryNode"] == f"{res['mem_mb']}M", (rule, job["MinMemoryNode"])
+        # An array's --mem carries the plugin's allowance (>= 1 MB) for the tasks' encoded commands.
+        memory = int(job["MinMemoryNode"].removesuffix("M"))
+        assert memory == res["mem_mb"] or (array and 0 < memory - res["mem_mb"] <= 16), (rule, memory)
         assert ih.minutes(job["TimeLimit"]) == res["runtime"], (rule, job["TimeLimit"])
+        # profiles/slurm/partitions.yaml: a job that asks for a GPU goes to `gpu`, the others to `cpu`.
+        assert job["Partition"] == ("gpu" if res["gpu"] else "cpu"), (rule, job["Partition"])
+        assert job["Requeue"] == "1", (rule, job)      # slurm-requeue: a preempted job is requeued
         if res["gpu"]:
             # Requested and allocated one of the node's two fake GPUs.
             assert job["TresPerJob"] == f"gres:gpu:{res['gpu']}" and job["JOB_GRES"] == f"gpu:{res['gpu']}", job
         else:
             assert "gpu" not in job.get("TresPerJob", "") and job["JOB_GRES"] == "(null)", (rule, job)
         assert (project.root / job["StdOut"]).exists()      # the plugin's per-job log, kept on success
+    # The grid went as one job array (slurm-array-jobs), the single jobs as plain jobs.
+    arrays = {jid: job for jid, job in jobs.items() if "ArrayJobId" in job}
+    assert sorted(_rule_of(j) for j in arrays.values()) == ["mlt_train", "mlt_train"], log[-3000:]
+    assert len({j["ArrayJobId"] for j in arrays.values()}) == 1
+    assert sorted(j["ArrayTaskId"] for j in arrays.values()) == ["1", "2"]
+    # A checkpointing training job among them, requeueable (checked for every job above).
+    assert any(_rule_of(j) == "mlt_train" and j["Requeue"] == "1" and j["Partition"] == "gpu"
+               for j in jobs.values())
 
     # Same numbers as the local run (timing columns aside), file by file.
     ih.assert_same_results(project.root, local)
 
-    # A failing job: its log is shown, not just its path. device=cuda on a CPU-only node fails in the job.
-    # Runs in the local copy, alongside the `dvc repro` below (one snakemake per working directory).
+    # A failing job: its log is shown, not just its path, and its retry asks for twice the time limit
+    # (params.yaml runtime x attempt). device=cuda on a CPU-only node fails in the job. Runs in the local
+    # copy, alongside the `dvc repro` below (one snakemake per working directory).
     failing = background(
-        [str(BIN / "snakemake"), "--profile", "slurm", "--nocolor", "--retries", "0", "--config",
+        [str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--retries", "1", "--config",
          "device=cuda", "--", "results/mlt_synthetic/runs/scale_head_shared/2/T32.parquet"],
         cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
 
-    # `dvc repro` with the SLURM profile from the environment: one new grid value submits exactly its
-    # training job plus the aggregate and figures jobs; the finished grid point is not redone.
+    # `dvc repro` with the SLURM profiles from the environment: one new grid value submits exactly its
+    # training jobs plus the aggregate and figures jobs; the finished grid points are not redone.
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=[2, 3]))
     before = (project.root / "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet").stat().st_mtime_ns
-    repro = project.run("dvc", "repro", "mlt_synthetic", env={**env, "SNAKEMAKE_PROFILE": "profiles/slurm"},
+    repro = project.run("dvc", "repro", "mlt_synthetic", env={**env, "SNAKEMAKE_PROFILE": ih.SLURM_PROFILE_ENV},
                         timeout=600)
     rlog = repro.stdout + repro.stderr
     rules = sorted(_rule_of(ih.show_job(j)) for j in ih.submitted_jobs(rlog))
-    assert rules == ["mlt_aggregate", "mlt_figures", "mlt_train"], rlog[-3000:]
+    assert rules == ["mlt_aggregate", "mlt_figures", "mlt_train", "mlt_train"], rlog[-3000:]
     assert (project.root / "results/mlt_synthetic/runs/scale_head_shared/3/T64.parquet").exists(), rlog[-3000:]
     assert (project.root / "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet").stat().st_mtime_ns == before
     runs = pd.read_parquet(project.root / "results/mlt_synthetic/tables/runs.parquet")
@@ -115,6 +139,8 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     out, _ = failing.communicate(timeout=600)
     assert failing.returncode != 0
     assert "Error in rule mlt_train" in out, out[-3000:]
+    attempts = [ih.show_job(j) for j in ih.submitted_jobs(out)]
+    assert [ih.minutes(j["TimeLimit"]) for j in attempts] == [ih.TRAIN_RES["runtime"] * a for a in (1, 2)], out[-3000:]
     # The job's own log (the memcap error), printed by --show-failed-logs; plus the SLURM log's path.
     assert "device='cuda' was requested but no CUDA device is visible" in out, out[-3000:]
     assert ".snakemake/slurm_logs/rule_mlt_train/" in out

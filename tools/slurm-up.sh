@@ -3,12 +3,13 @@
 # locally). Debian 12 packages (slurmctld, slurmd, slurm-client, munge), installed if missing; no
 # systemd: the daemons are started directly and stopped by pid with tools/slurm-down.sh.
 #   sudo bash tools/slurm-up.sh          # idempotent; ~0.2 s when already installed and running
-#   snakemake --profile slurm ...        # then submit through sbatch
+#   snakemake --profile slurm --profile tests/profiles/slurm-local ...   # then submit through sbatch
 # Needs root (apt-get, daemons, /etc/slurm). Two fake GPUs (gres backed by /dev/null and /dev/zero) so
 # that `--gpus`/`--gres=gpu` requests schedule and jobs see CUDA_VISIBLE_DEVICES. Traps found on this
 # kind of machine (../shared/spec/pipeline.md §2):
-#   - without slurmdbd, sacct fails: the profile uses `slurm-status-command: squeue`, which only sees
-#     finished jobs for MinJobAge seconds (>= 120 needed; 600 here);
+#   - without slurmdbd, sacct fails (and the plugin's sacct status checks would wait forever): the
+#     tests add tests/profiles/slurm-local (`slurm-status-command: squeue`) to the shipped profile;
+#     squeue only sees finished jobs for MinJobAge seconds (>= 120 needed; 600 here);
 #   - a gpu gres without File= is dropped by slurmd and the node drains;
 #   - without DefMemPerCPU a job with no --mem takes all the node's memory;
 #   - the hostname is not "localhost": slurmd runs with -N localhost;
@@ -29,7 +30,7 @@ MEM_MB=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 2048 ))   # leav
 mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm /run/munge
 
 conf=$(cat <<CONF
-# Written by memcap tools/slurm-up.sh: single node, no accounting, two fake GPUs.
+# Written by memcap tools/slurm-up.sh: single node, no accounting, two fake GPUs, partitions cpu and gpu.
 ClusterName=local
 SlurmctldHost=localhost
 SlurmUser=root
@@ -57,7 +58,10 @@ MinJobAge=600
 SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=${NCPU} RealMemory=${MEM_MB} Gres=gpu:2 State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+# Two partitions on the one node, as a site has a CPU and a GPU partition: the SLURM profile sends
+# jobs that ask for a GPU to \`gpu\` and the others to \`cpu\` (profiles/slurm/partitions.yaml).
+PartitionName=cpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpu Nodes=localhost MaxTime=INFINITE State=UP
 CONF
 )
 gres=$(printf '%s\n' "NodeName=localhost Name=gpu File=/dev/null" "NodeName=localhost Name=gpu File=/dev/zero")

@@ -30,10 +30,15 @@ os.environ.update(MEMCAP_PARAMS=str(RESOLVED_PARAMS))
 
 def res(kind, family=None):
     """Resources of a job class ('train' or 'light') at the family's scale (params.yaml `resources`);
-    family None (the report): the largest scale any family runs at."""
+    family None (the report): the largest scale any family runs at. `runtime` is the time limit of a
+    job's first attempt: a retry (`retries` in profiles/slurm) asks for attempt x runtime, so a job
+    killed at its time limit gets longer and, if it trains, resumes from its checkpoint."""
     scales = memcap_params.scales(config)
     scale = scales[family] if family else max(scales.values(), key=memcap_params.SCALES.index)
-    return config["resources"][scale][kind]
+    sizes = dict(config["resources"][scale][kind])
+    first = sizes["runtime"]
+    sizes["runtime"] = lambda wildcards, attempt: first * attempt
+    return sizes
 
 
 def never_match(names):
