@@ -38,6 +38,8 @@ run)
     # One thread per job, as many jobs as cores: the models are too small for threads to pay.
     shift; cores="${1:-all}"; shift || true
     targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dpc theory)
+    # A session's end kills the run and leaves Snakemake's lock behind; only this script runs here.
+    snakemake --unlock --configfile "$CONFIG" --quiet all >/dev/null
     snakemake --cores "$cores" --set-threads dpc_train=1 --configfile "$CONFIG" --keep-going \
         --rerun-incomplete -- "${targets[@]}"
     ;;
