@@ -1,6 +1,7 @@
 """params.yaml validation: every bad value stops the run with a message naming key, value, allowed."""
 
 import copy
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,8 @@ BAD = [
     (f"{Q}.sweeps.scale_dh_shared.values", [4, 99], ["scale_dh_shared", "head_dim 99", "input_dim"]),
     (f"{Q}.defaults.input_dim", _DELETE, [f"{Q}.defaults", "'input_dim' is a required property"]),
     ("resources.quick.train.gpu", -1, ["resources.quick.train.gpu", ">= 0"]),
+    ("resources.paper.families.dcp", {"train": {"runtime": 60}}, ["resources.paper.families", "dcp", "allowed keys"]),
+    ("resources.paper.families.dpc.train.runtime", 0, ["resources.paper.families.dpc.train.runtime", ">= 1"]),
 ]
 
 
@@ -122,3 +125,16 @@ def test_scale_per_family_and_a_bad_entry_named():
         with pytest.raises(mp.ParamsError) as err:
             mp.validate({**base, "scale": bad})
         assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_a_family_sizes_its_own_jobs_the_others_keep_their_class(project):
+    """resources.paper.families: DPC and theory training jobs ask for their own measured walltime;
+    a light job of the same family keeps the class's."""
+    paper = PARAMS["resources"]["paper"]
+    dry = project.snakemake("-n", "--config", "scale=paper", "--", "results/dpc/runs/exp1/13.parquet",
+                            "results/theory/tables/gd.parquet", "results/theory/tables/rank_bounds.parquet").stdout
+    asked = dict(re.findall(r"rule (\w+):.*?runtime=(\d+)", dry, flags=re.S))
+    assert asked == {"dpc_train": str(paper["families"]["dpc"]["train"]["runtime"]),
+                     "theory_gd": str(paper["families"]["theory"]["train"]["runtime"]),
+                     "theory_bounds": str(paper["light"]["runtime"])}, dry
+    assert paper["families"]["dpc"]["train"]["runtime"] != paper["train"]["runtime"]

@@ -29,13 +29,15 @@ os.environ.update(MEMCAP_PARAMS=str(RESOLVED_PARAMS))
 
 
 def res(kind, family=None):
-    """Resources of a job class ('train' or 'light') at the family's scale (params.yaml `resources`);
-    family None (the report): the largest scale any family runs at. `runtime` is the time limit of a
-    job's first attempt: a retry (`retries` in profiles/slurm) asks for attempt x runtime, so a job
-    killed at its time limit gets longer and, if it trains, resumes from its checkpoint."""
+    """Resources of a job class ('train' or 'light') at the family's scale (params.yaml `resources`,
+    the family's own `families` entries over the class's); family None (the report): the largest
+    scale any family runs at. `runtime` is the time limit of a job's first attempt: a retry
+    (`retries` in profiles/slurm) asks for attempt x runtime, so a job killed at its time limit gets
+    longer and, if it trains, resumes from its checkpoint."""
     scales = memcap_params.scales(config)
     scale = scales[family] if family else max(scales.values(), key=memcap_params.SCALES.index)
-    sizes = dict(config["resources"][scale][kind])
+    by_scale = config["resources"][scale]
+    sizes = {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
     first = sizes["runtime"]
     sizes["runtime"] = lambda wildcards, attempt: first * attempt
     return sizes
