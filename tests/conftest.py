@@ -91,3 +91,14 @@ def tiny_capacity(p: dict) -> None:
     training = {"lr": 1.0e-2, "batch_size": 64, "epochs": 1, "min_steps": 40, "eval_every": 20, "early_stop": True}
     p["capacity"]["quick"].update(heads=1, head_dim=2, heads_grid=[1, 2], head_dim_grid=[2], start=8, max_evals=3,
                                   training=training)
+
+
+def preempted_on_call(n: int, real, calls: list, label):
+    """A stand-in for `real` that records label(*args) of every call and raises KeyboardInterrupt (a
+    SLURM preemption) on the n-th one."""
+    def wrapper(*args, **kwargs):
+        calls.append(label(*args))
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    return wrapper

@@ -10,6 +10,7 @@ from memcap.dpc.schedule import effective_lr
 from memcap.dpc.train import TrainConfig, evaluate_table, nll, train
 from memcap.models.aot import AoT, OuterPairMix, ResidualMLP, causal_mask, param_count
 from memcap.tasks.lookup import make_task
+from conftest import preempted_on_call
 
 
 def test_causal_mask_lets_position_i_see_only_j_le_i():
@@ -203,13 +204,7 @@ def test_a_requeued_job_keeps_its_finished_points(tmp_path, monkeypatch):
     whole = tr.run_job(s, "e", "all", "quick", "cpu", progress=False)
 
     calls, real_train = [], tr.train
-
-    def dies_on_second_point(model, *a, **k):
-        calls.append(model.heads)
-        if len(calls) == 2:
-            raise KeyboardInterrupt   # SLURM preemption
-        return real_train(model, *a, **k)
-    monkeypatch.setattr(tr, "train", dies_on_second_point)
+    monkeypatch.setattr(tr, "train", preempted_on_call(2, real_train, calls, lambda model, *a: model.heads))
     prefix = str(tmp_path / "job")
     with pytest.raises(KeyboardInterrupt):
         tr.run_job(s, "e", "all", "quick", "cpu", checkpoint_prefix=prefix, progress=False)

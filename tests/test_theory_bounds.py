@@ -15,6 +15,7 @@ from memcap.models.mlt_attention import MLTAttention
 from memcap.theory import features as F
 from memcap.theory import rank_bounds as RB
 from memcap.theory import saturation
+from conftest import preempted_on_call
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -124,13 +125,7 @@ def test_a_killed_gd_job_keeps_its_finished_cases(tmp_path, monkeypatch):
     whole, whole_ranks = exp_gd.run(p, cpu, progress=False)
 
     calls, real = [], exp_gd.run_case
-
-    def dies_on_second_case(common, *a, **k):
-        calls.append(common["heads"])
-        if len(calls) == 2:
-            raise KeyboardInterrupt   # SLURM preemption
-        return real(common, *a, **k)
-    monkeypatch.setattr(exp_gd, "run_case", dies_on_second_case)
+    monkeypatch.setattr(exp_gd, "run_case", preempted_on_call(2, real, calls, lambda common, *a: common["heads"]))
     prefix = str(tmp_path / "gd")
     with pytest.raises(KeyboardInterrupt):
         exp_gd.run(p, cpu, progress=False, checkpoint_prefix=prefix)
