@@ -46,18 +46,25 @@ run)
 snapshot)
     rm -rf "$WIP" && mkdir -p "$WIP/runs" "$WIP/points" "$WIP/theory" "$WIP/theory-points"
     python - "$WIP" <<'PY'
-import shutil, sys
+import json, shutil, sys
 from pathlib import Path
 import pyarrow.parquet as pq
+
+def paper_scale(f):   # the scale column where a table has one, else the provenance's resolved params
+    schema = pq.read_schema(f)
+    if "scale" in schema.names:
+        return set(pq.read_table(f, columns=["scale"]).column("scale").to_pylist()) == {"paper"}
+    return json.loads(schema.metadata[b"memcap"])["params"].get("scale") == "paper"
+
 wip, n = Path(sys.argv[1]), 0
 for f in sorted(Path("results/dpc/runs").glob("*/*.parquet")):
-    if set(pq.read_table(f, columns=["scale"]).column("scale").to_pylist()) == {"paper"}:
+    if paper_scale(f):
         (wip / "runs" / f.parent.name).mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, wip / "runs" / f.parent.name / f.name)
         n += 1
 print(f"{n} finished paper-scale curves")
 for f in sorted(Path("results/theory/tables").glob("*.parquet")):
-    if set(pq.read_table(f, columns=["scale"]).column("scale").to_pylist()) == {"paper"}:
+    if paper_scale(f):
         shutil.copy2(f, wip / "theory" / f.name)
 PY
     # finished points (*.done.pt) and the last checkpoint of each point in training (*_x<N>.pt)
