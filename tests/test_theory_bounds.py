@@ -70,6 +70,35 @@ def test_saturation_summary_counts():
     assert s["frac_pairs_saturated"] == pytest.approx(0.5)
 
 
+
+def test_fig3_is_labelled_with_the_scale_its_mlt_runs_were_trained_at(tmp_path):
+    """config/published.yaml runs theory at paper scale but the MLT sweeps behind Fig 3 at quick: the
+    saturation table must say quick (a stand-in), from the attention Parquets' provenance."""
+    from memcap import results
+    from memcap.cli.theory import _attention_scale
+    from memcap.theory import aggregate
+
+    att = pd.DataFrame({"sweep": "s", "heads": 2, "dataset_size": 1, "seed": 0, "example": [0, 0],
+                        "head": [0, 1], "max_attention": [0.5, 0.999]})
+    paths = {scale: results.write_parquet(att, tmp_path / f"{scale}.parquet", {"scale": scale})
+             for scale in ("quick", "paper")}
+    assert _attention_scale([paths["quick"]]) == "quick"
+    table = aggregate.saturation_table(att, 0.99, _attention_scale([paths["quick"]]))
+    assert table.scale.tolist() == ["quick"] and table.stand_in.all()
+    assert _attention_scale([paths["paper"]]) == "paper"
+    with pytest.raises(SystemExit, match="no single scale"):       # mixed scales
+        _attention_scale([paths["quick"], paths["paper"]])
+    unlabelled = results.write_parquet(att, tmp_path / "none.parquet", {})
+    with pytest.raises(SystemExit, match="no single scale"):
+        _attention_scale([unlabelled])
+    md = aggregate.summary_markdown(pd.DataFrame({"status": [], "rank": [], "bound": [], "context": [],
+                                                  "model_residual": [], "cond": [], "c_max": [], "time_s": []}),
+                                    pd.DataFrame({"method": [], "heads": [], "dataset_size_factor": [],
+                                                  "dataset_size": [], "bound": [], "memorized": [], "mse": []}),
+                                    pd.DataFrame({"proposition": [], "weights": [], "rank": [], "holds": [],
+                                                  "attains": []}), table, aggregate.scale_label("paper"))
+    assert "## Fig 3: softmax saturation (quick preset: a stand-in" in md
+
 def _params():
     return yaml.safe_load(open(memcap_params.REPO_ROOT / "params.yaml"))
 

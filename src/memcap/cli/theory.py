@@ -98,6 +98,17 @@ def _bounds(args) -> None:
     _write(exp_bounds.run(preset), args.out, params, preset, experiment="rank_bounds")
 
 
+def _attention_scale(paths) -> str:
+    """The scale the MLT attention Parquets were trained at (their provenance), not theory's own: under
+    config/published.yaml theory is at paper scale while the MLT sweeps behind Fig 3 are quick."""
+    from memcap import results
+
+    scales = {results.read_provenance(p).get("scale") for p in paths}
+    if len(scales) != 1 or None in scales:
+        raise SystemExit(f"theory: the MLT attention Parquets name no single scale in their provenance: {scales}")
+    return scales.pop()
+
+
 def _saturation(args) -> None:
     from memcap import results
     from memcap.theory import aggregate
@@ -106,7 +117,7 @@ def _saturation(args) -> None:
     att = results.read_parquet(args.attention)
     if att.empty:
         raise SystemExit("theory saturation: no attention Parquets given (no MLT sweep with analysis: true)")
-    table = aggregate.saturation_table(att, preset["saturation"]["threshold"], memcap_params.scale_of(params, "theory"))
+    table = aggregate.saturation_table(att, preset["saturation"]["threshold"], _attention_scale(args.attention))
     _write(table, args.out, params, preset, experiment="saturation", inputs=list(args.attention))
 
 
@@ -146,5 +157,6 @@ def _figures(args) -> None:
     for name, paths in results.by_stem(args.figures).items():
         if name == "fig3" and tables["attention"].empty:
             raise SystemExit("theory figures: fig3 needs --attention Parquets (an MLT sweep with analysis: true)")
-        fig = figures.draw(name, tables, preset["saturation"], scale_label(memcap_params.scale_of(params, "theory")))
+        scale = _attention_scale(args.attention) if name == "fig3" else memcap_params.scale_of(params, "theory")
+        fig = figures.draw(name, tables, preset["saturation"], scale_label(scale))
         results.save_figure(fig, paths)

@@ -62,6 +62,7 @@ def summary_markdown(con: pd.DataFrame, gd: pd.DataFrame, bounds: pd.DataFrame, 
                                                "seed", "reason"]]), ""]
     parts += ["## (b) construction vs gradient descent vs bound (examples fit within tolerance)", "", _md(cap), "",
               "## (c) rank(Z) upper bounds (Props 2, 5)", "", _md(rb), "",
-              "## Fig 3: softmax saturation", ""]
+              "## Fig 3: softmax saturation" + (f" ({scale_label(sat['scale'].iloc[0])}: the MLT sweeps' scale)"
+                                                  if len(sat) else ""), ""]
     parts += [_md(sat) if len(sat) else "SKIPPED: no saturation runs in this preset", ""]
     return "\n".join(parts)
