@@ -70,7 +70,6 @@ def test_saturation_summary_counts():
     assert s["frac_pairs_saturated"] == pytest.approx(0.5)
 
 
-
 def test_fig3_is_labelled_with_the_scale_its_mlt_runs_were_trained_at(tmp_path):
     """config/published.yaml runs theory at paper scale but the MLT sweeps behind Fig 3 at quick: the
     saturation table must say quick (a stand-in), from the attention Parquets' provenance."""
@@ -98,6 +97,7 @@ def test_fig3_is_labelled_with_the_scale_its_mlt_runs_were_trained_at(tmp_path):
                                     pd.DataFrame({"proposition": [], "weights": [], "rank": [], "holds": [],
                                                   "attains": []}), table, aggregate.scale_label("paper"))
     assert "## Fig 3: softmax saturation (quick preset: a stand-in" in md
+
 
 def _params():
     return yaml.safe_load(open(memcap_params.REPO_ROOT / "params.yaml"))
