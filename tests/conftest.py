@@ -24,10 +24,12 @@ def repo_files() -> list[str]:
     """Tracked and untracked-but-not-ignored files: what a fresh clone plus the working changes holds."""
     out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
                          capture_output=True, text=True, check=True).stdout
-    # published/ (the in-repo DVC remote) is read in place by the test that restores from it
+    # published/ (the in-repo DVC remote) is read in place by the test that restores from it; the
+    # .gitignore files DVC keeps next to its outputs come along, as in a clone
     generated = ("results/", "figures/", "logs/", "checkpoints/", "data/", ".dvc/cache/", ".dvc/tmp/", "published/")
     return [f for f in out.splitlines()
-            if ((REPO / f).is_file() or (REPO / f).is_symlink()) and not f.startswith(generated)]
+            if ((REPO / f).is_file() or (REPO / f).is_symlink())
+            and (not f.startswith(generated) or (f.endswith("/.gitignore") and not f.startswith("published/")))]
 
 
 class Project:

@@ -94,6 +94,9 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     clone = tmp_path / "clone"
     project.run("git", "clone", "-q", str(project.root), str(clone))
     fresh = Project(clone)
+    early = fresh.run("bash", "tools/paper-suite.sh", "finish", "1", "dpc", check=False, env=ih.code_env(clone))
+    assert early.returncode == 1 and "training jobs left" in early.stderr and "dpc_train" in early.stderr, early
+    assert fresh.params()["scale"]["dpc"] == "quick"                       # nothing changed
     out = fresh.run("bash", "tools/paper-suite.sh", "run", "1", "dpc", env=ih.code_env(clone))
     log = out.stdout + out.stderr
     assert "restored 1 finished curves" in log, log
@@ -102,3 +105,10 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     assert set(runs.scale) == {"paper"} and set(runs.experiment) == {"exp2", "exp6"}
     again = runs[runs.experiment == "exp2"].reset_index(drop=True)
     assert again.acc_window.tolist() == first.acc_window.tolist()
+
+    # every curve done: `finish` makes them the pipeline's results (params.yaml, dvc.lock), training nothing
+    done = fresh.run("bash", "tools/paper-suite.sh", "finish", "1", "dpc", env=ih.code_env(clone))
+    assert "dpc_train" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert fresh.params()["scale"]["dpc"] == "paper" and fresh.params()["scale"]["theory"] == "quick"
+    assert "up to date" in fresh.run("dvc", "status", "dpc").stdout
+    assert "Nothing to be done" in fresh.snakemake("-n", "dpc").stdout

@@ -6,6 +6,7 @@
 #   tools/paper-suite.sh run [CORES] [TARGET ...]  # restore what earlier sessions finished, then train
 #                                                  # the rest (targets: default `dpc theory`)
 #   tools/paper-suite.sh snapshot                  # DVC-track what is finished and push it (published remote)
+#   tools/paper-suite.sh finish [CORES] [TARGET ...]  # every curve done: make them the pipeline's results
 #
 # Each curve (experiment, series value) is one Snakemake job writing one Parquet; within a job every
 # finished grid point is saved at once (checkpoints/dpc/*.done.pt), so a kill loses at most the point
@@ -13,8 +14,8 @@
 # way. `snapshot` copies the paper-scale Parquets and the finished points into wip/paper-suite/, tracked
 # by wip/paper-suite.dvc: commit that file, and the next
 # session (any machine) continues with `run` (checkpoints of points in training go along and resume).
-# Once every curve is done, set params.yaml's `scale` to config/published.yaml's, run `dvc repro` (it
-# only aggregates), then `make publish`.
+# Once every curve is done, `finish` sets params.yaml's `scale` to config/published.yaml's for the
+# targets, aggregates and records them in dvc.lock; then `dvc repro` (the report) and `make publish`.
 set -euo pipefail
 CONFIG=config/published.yaml
 WIP=wip/paper-suite
@@ -77,8 +78,48 @@ PY
     dvc push --quiet --remote published "$WIP.dvc"
     echo "tracked by $WIP.dvc and pushed to the published remote: commit $WIP.dvc"
     ;;
+finish)
+    restore
+    shift; cores="${1:-all}"; shift || true
+    targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dpc theory)
+    # Refuse while any training job is left: finish only aggregates what the runs produced.
+    left="$(snakemake -n --configfile "$CONFIG" --quiet rules -- "${targets[@]}" \
+            | grep -E '^(dpc_train|theory_(gd|construct|bounds)) ' || true)"
+    if [ -n "$left" ]; then
+        echo "paper-suite: not finished; training jobs left (rule, count):" >&2
+        sed 's/^/  /' <<<"$left" >&2
+        echo "  continue with: tools/paper-suite.sh run [CORES] ${targets[*]}" >&2
+        exit 1
+    fi
+    python - "$CONFIG" "${targets[@]}" <<'PY'   # params.yaml's scale line: the published one for the targets
+import re, sys
+from pathlib import Path
+import yaml
+
+published = yaml.safe_load(Path(sys.argv[1]).read_text())["scale"]
+path = Path("params.yaml")
+text = path.read_text()
+scale = yaml.safe_load(text)["scale"]
+if not isinstance(scale, dict):
+    sys.exit(f"paper-suite: params.yaml's scale is {scale!r}; keep the mapping form (one entry per family)")
+for family in sys.argv[2:]:
+    scale[family] = published.get(family, published.get("default"))
+line = "scale: {" + ", ".join(f"{k}: {v}" for k, v in scale.items()) + "}"
+text, n = re.subn(r"^scale:.*(?:\n[ \t]+\S.*)*", line, text, count=1, flags=re.M)   # flow or block style
+if n != 1:
+    sys.exit("paper-suite: no `scale:` line in params.yaml")
+path.write_text(text)
+print(f"params.yaml: {line}")
+PY
+    # `dvc repro` would delete theory's (non-persist) tables and retrain the GD cases: Snakemake
+    # aggregates the finished runs and `dvc commit` records exactly what it made.
+    snakemake --cores "$cores" --quiet rules -- "${targets[@]}"
+    dvc commit --force --quiet "${targets[@]}"
+    echo "recorded ${targets[*]} at the published scale in dvc.lock; next: dvc repro (the report), make publish," \
+         "then commit params.yaml, dvc.lock and published/"
+    ;;
 *)
-    echo "usage: tools/paper-suite.sh run [CORES] [TARGET ...] | snapshot" >&2
+    echo "usage: tools/paper-suite.sh run [CORES] [TARGET ...] | snapshot | finish [CORES] [TARGET ...]" >&2
     exit 2
     ;;
 esac
