@@ -26,8 +26,8 @@ if ! log="$(dvc pull "${targets[@]}" 2>&1)"; then
     grep -m 3 -E "^(ERROR|WARNING)" <<<"$log" | cut -c 1-300 | sed 's/^/  dvc: /' >&2 || true
     if grep -qiE "missing cache files|not exist neither locally nor on remote|checkout failed" <<<"$log"; then
         echo "  Some results of this commit's dvc.lock are not on that remote: it was not pushed after" >&2
-        echo "  the last run, or dvc.lock changed since. Retrain instead (make retrain), or pull from a" >&2
-        echo "  remote that has them: dvc remote default --local <name>." >&2
+        echo "  the last run, or dvc.lock changed since. Retrain instead (make retrain: the quick preset)," >&2
+        echo "  or pull from a remote that has them: dvc remote default --local <name>." >&2
     fi
     exit 1
 fi
