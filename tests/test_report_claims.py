@@ -269,6 +269,21 @@ def test_kinds_and_paper_numbers():
     assert (card.paper_source != "").all() and (card.verdict == NOT_RUN).all()
 
 
+
+def test_scales_per_family_name_each_rows_own_scale():
+    """config/published.yaml: DPC and theory at paper, the rest quick. A row whose tables have no scale
+    column takes its own family's scale, never the mixed label; the title says rows at quick are stand-ins."""
+    scales = {"mlt_synthetic": "quick", "theory": "paper", "dpc": "paper", "assumptions": "quick", "capacity": "quick"}
+    assert {name for c in claims.CLAIMS for name in c.inputs} <= set(claims.INPUT_FAMILY)
+    card = claims.scorecard({}, scales).set_index("claim_id")
+    assert card.loc["theory_construction_exact", "scale"] == "paper"
+    assert card.loc["dpc_theory_kl_bounds", "scale"] == "paper"
+    assert card.loc["capacity_above_mlt_bound", "scale"] == "quick"
+    assert set(card.scale) == {"paper", "quick"}
+    title = claims.markdown(card.reset_index()).splitlines()[0]
+    assert "each row names its own" in title and "rows at quick are QUICK STAND-INs" in title, title
+    assert "STAND-IN" not in claims.markdown(claims.scorecard({}, "paper")).splitlines()[0]
+
 def test_dropped_points_are_named():
     r = row(head(lambda h: min(0.2 * h, 1.0)), "mlt_fig2a_linear_H")      # H = 8 saturates
     assert "dropped: T=400: H=8 (saturated" in r.detail and r.verdict == REP

@@ -21,13 +21,17 @@ CONFIG=config/published.yaml
 WIP=wip/paper-suite
 cmd="${1:-run}"
 
-restore() {   # earlier sessions' finished curves and points, never over newer local files
+restore() {   # earlier sessions' finished curves and points, over local results not at paper scale
     [ -f "$WIP.dvc" ] || return 0
     dvc pull --quiet "$WIP.dvc"
-    mkdir -p results/dpc/runs checkpoints/dpc results/theory/tables checkpoints/theory
-    cp -rn "$WIP/runs/." results/dpc/runs/
+    mkdir -p checkpoints/dpc checkpoints/theory
+    replaced="$(python tools/paper_suite.py restore "$WIP")"
+    if [ -n "$replaced" ]; then   # quick results of a `make pull` under the same names
+        echo "replaced $(wc -l <<<"$replaced") results not at paper scale"
+        # shellcheck disable=SC2086
+        snakemake --cleanup-metadata $replaced --quiet all >/dev/null
+    fi
     [ -d "$WIP/points" ] && cp -n "$WIP/points/"* checkpoints/dpc/ 2>/dev/null || true
-    [ -d "$WIP/theory" ] && cp -n "$WIP/theory/"* results/theory/tables/ 2>/dev/null || true
     [ -d "$WIP/theory-points" ] && cp -n "$WIP/theory-points/"* checkpoints/theory/ 2>/dev/null || true
     echo "restored $(find "$WIP/runs" -name '*.parquet' | wc -l) finished curves from $WIP"
     echo "restored $(find "$WIP" -path '*theory*' -type f | wc -l) theory tables and finished GD cases"
@@ -46,32 +50,11 @@ run)
     ;;
 snapshot)
     rm -rf "$WIP" && mkdir -p "$WIP/runs" "$WIP/points" "$WIP/theory" "$WIP/theory-points"
-    python - "$WIP" <<'PY'
-import json, shutil, sys
-from pathlib import Path
-import pyarrow.parquet as pq
-
-def paper_scale(f):   # the scale column where a table has one, else the provenance's resolved params
-    schema = pq.read_schema(f)
-    if "scale" in schema.names:
-        return set(pq.read_table(f, columns=["scale"]).column("scale").to_pylist()) == {"paper"}
-    return json.loads(schema.metadata[b"memcap"])["params"].get("scale") == "paper"
-
-wip, n = Path(sys.argv[1]), 0
-for f in sorted(Path("results/dpc/runs").glob("*/*.parquet")):
-    if paper_scale(f):
-        (wip / "runs" / f.parent.name).mkdir(parents=True, exist_ok=True)
-        shutil.copy2(f, wip / "runs" / f.parent.name / f.name)
-        n += 1
-print(f"{n} finished paper-scale curves")
-for f in sorted(Path("results/theory/tables").glob("*.parquet")):
-    if paper_scale(f):
-        shutil.copy2(f, wip / "theory" / f.name)
-PY
+    python tools/paper_suite.py snapshot "$WIP"
     # finished points (*.done.pt) and the last checkpoint of each point in training (*_x<N>.pt)
     cp checkpoints/dpc/*.pt "$WIP/points/" 2>/dev/null || true
     cp checkpoints/theory/*.pt "$WIP/theory-points/" 2>/dev/null || true
-    echo "$(ls "$WIP/theory" | wc -l) paper-scale theory tables and $(ls "$WIP/theory-points" | wc -l) finished GD cases"
+    echo "$(ls "$WIP/theory-points" | wc -l) finished GD cases"
     echo "$(ls "$WIP/points" | grep -c 'done.pt$' || true) finished grid points and" \
          "$(ls "$WIP/points" | grep -vc 'done.pt$' || true) checkpoints of points in training"
     dvc add --quiet "$WIP"

@@ -67,7 +67,7 @@ def _scorecard(args) -> None:
     paths = _named(args.input)
     # A table that was not produced (a run outside Snakemake) makes its claims "not run at this scale".
     tables = {name: results.read_parquet(path) if Path(path).exists() else None for name, path in paths.items()}
-    card = claims.scorecard(tables, memcap_params.scale_label(params))
+    card = claims.scorecard(tables, memcap_params.scales(params))
     results.write_parquet(card, args.out, _meta(params, inputs=paths))
     results.write_text(claims.markdown(card), args.md)
     if args.metrics:

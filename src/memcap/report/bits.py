@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memcap.report.verdicts import scale_title
+
 # Published capacities drawn as reference lines (bits per parameter).
 REFERENCES = {
     "GPT-style LMs on random tokens, fp32/bf16 (Morris et al. 2025): ≈3.6": 3.6,
@@ -57,15 +59,13 @@ def skipped(mlt_runs: pd.DataFrame | None, dpc_runs: pd.DataFrame | None) -> lis
 
 
 def markdown(table: pd.DataFrame, notes: list[str]) -> str:
-    scales = ", ".join(sorted(set(table.scale))) or "none"
-    stand_in = " (QUICK STAND-IN: small models, short training)" if "quick" in scales else ""
     summary = pd.DataFrame([
         {"family": fam, "experiment": exp, "runs": len(g),
          "params (min–max)": f"{int(g.param_count.min())}–{int(g.param_count.max())}",
          "bits/param mean": f"{g.bits_per_param.mean():.3f}", "bits/param max": f"{g.bits_per_param.max():.3f}"}
         for (fam, exp), g in table.groupby(["family", "experiment"])],
         columns=["family", "experiment", "runs", "params (min–max)", "bits/param mean", "bits/param max"])
-    lines = [f"# Bits per parameter (scale: {scales}){stand_in}", "",
+    lines = [f"# Bits per parameter {scale_title(table.scale, 'small models, short training')}", "",
              "memorized bits = Σ_t max(0, log2 C − NLL_t in bits), divided by the parameter count.",
              "References: " + "; ".join(REFERENCES) + ".", *[f"- {n}" for n in notes], "",
              summary.to_markdown(index=False, disable_numparse=True)]

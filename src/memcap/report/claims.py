@@ -28,7 +28,7 @@ from memcap.mlt.grid import SATURATION_ACC
 from memcap.report import shapes
 from memcap.report.shapes import Curve
 from memcap.report.verdicts import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PAPER_CLAIM, PROPERTY, REPRODUCED,
-                                    SKIPPED, VERDICTS, NotRun, Outcome, Region, Skip, fmt, outcome)
+                                    SKIPPED, VERDICTS, NotRun, Outcome, Region, Skip, fmt, outcome, scale_title)
 from memcap.theory.bound import memorization_bound
 
 __all__ = ["CLAIMS", "COLUMNS", "INCONCLUSIVE", "NOT_REPRODUCED", "NOT_RUN", "PAPER_CLAIM", "PROPERTY", "REPRODUCED",
@@ -569,16 +569,25 @@ def capacity_dpc(t):
 
 
 # ------------------------------------------------------------------------------------------- scorecard
-def _scale(tables: dict, inputs: tuple[str, ...], default: str) -> str:
+# The family that writes each input table: a table without a scale column has its family's scale.
+INPUT_FAMILY = {"mlt_runs": "mlt_synthetic", "theory_construct": "theory", "theory_rank_bounds": "theory",
+                "theory_saturation": "theory", "assumption_checks": "assumptions", "dpc_runs": "dpc",
+                "dpc_summary": "dpc", "dpc_theory": "dpc", "capacity": "capacity"}
+
+
+def _scale(tables: dict, inputs: tuple[str, ...], scale: str | dict[str, str]) -> str:
     for name in inputs:
         df = tables.get(name)
         if df is not None and "scale" in df and len(df):
             return str(df["scale"].iloc[0])
-    return default
+    return scale if isinstance(scale, str) else scale[INPUT_FAMILY[inputs[0]]]
 
 
-def scorecard(tables: dict[str, pd.DataFrame | None], scale: str) -> pd.DataFrame:
-    """One row per claim: statistic with its 95% interval, the written test, the verdict, the scale."""
+def scorecard(tables: dict[str, pd.DataFrame | None], scale: str | dict[str, str]) -> pd.DataFrame:
+    """One row per claim: statistic with its 95% interval, the written test, the verdict, the scale.
+
+    scale: one for every family, or each family's (memcap.params.scales), for the rows whose tables
+    have no scale column."""
     tables = {name: tables.get(name) for c in CLAIMS for name in c.inputs}   # absent table -> None
     rows = []
     for c in CLAIMS:
@@ -649,9 +658,7 @@ HOW_TO_READ = (
 
 
 def markdown(card: pd.DataFrame) -> str:
-    scales = ", ".join(sorted(set(card.scale)))
-    stand_in = " (QUICK STAND-IN: reduced grids, not the papers' scale)" if "quick" in scales else ""
-    lines = [f"# Claims scorecard (scale: {scales}){stand_in}", "",
+    lines = [f"# Claims scorecard {scale_title(card.scale, 'reduced grids, not the papers’ scale')}", "",
              "Each verdict applies the test written next to the claim in `src/memcap/report/claims.py` to the",
              "families' Parquet results.", "", HOW_TO_READ, ""]
     for kind, title, what in SECTIONS:

@@ -105,7 +105,8 @@ def _counts(card: pd.DataFrame) -> str:
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
           tables: dict[str, str], scale: str) -> str:
     """The whole page as one string (figures inlined, no external resource)."""
-    stand_in = " — QUICK STAND-IN (reduced grids, not the papers' scale)" if scale == "quick" else ""
+    stand_in = (" — QUICK STAND-IN (reduced grids, not the papers' scale)" if scale == "quick" else
+                " — rows at quick are QUICK STAND-INs (reduced grids)" if "quick" in scale else "")
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memcap reproduction report</title>"
              f"<style>{STYLE}</style></head><body>",
              f"<h1>memcap: did it reproduce? (scale: {html.escape(scale)}{stand_in})</h1>",

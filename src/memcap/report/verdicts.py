@@ -85,3 +85,13 @@ def outcome(point: float, low: float, high: float, accept: Region, detail: str, 
 def fmt(point: float, low: float, high: float) -> str:
     """'1.23 [1.01, 1.45]'."""
     return f"{point:.3g} [{low:.3g}, {high:.3g}]"
+
+
+def scale_title(scales, reason: str) -> str:
+    """A table title's scale part; rows at quick are stand-ins (`reason` says how they are reduced)."""
+    scales = sorted(set(scales)) or ["none"]
+    if scales == ["quick"]:
+        return f"(scale: quick) (QUICK STAND-IN: {reason})"
+    if "quick" in scales:
+        return f"(scales: {', '.join(scales)}; each row names its own; rows at quick are QUICK STAND-INs: {reason})"
+    return f"(scale: {', '.join(scales)})"
