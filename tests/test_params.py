@@ -119,7 +119,8 @@ def test_scale_per_family_and_a_bad_entry_named():
     assert mp.scale_of(mixed, "dpc") == "paper" and mp.scale_of(mixed, "mlt_synthetic") == "quick"
     assert mp.preset(mixed, "dpc") is mixed["dpc"]["paper"]
     assert mp.scale_label(mixed) == "theory=paper, dpc=paper, others quick"
-    assert mp.scale_label(base) == "quick"
+    assert mp.scale_label({**base, "scale": "quick"}) == "quick"
+    assert mp.scales(base) == mp.scales(mixed)          # the shipped params are the published scales
     for bad, words in [({"dcp": "paper"}, ["scale.dcp", "unknown family"]),
                        ({"dpc": "huge"}, ["scale.dpc", "'huge'", "quick"]), ("papr", ["scale", "'papr'"])]:
         with pytest.raises(mp.ParamsError) as err:
