@@ -112,3 +112,10 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     assert fresh.params()["scale"]["dpc"] == "paper" and fresh.params()["scale"]["theory"] == "quick"
     assert "up to date" in fresh.run("dvc", "status", "dpc").stdout
     assert "Nothing to be done" in fresh.snakemake("-n", "dpc").stdout
+
+
+def test_every_dpc_figure_title_names_its_scale():
+    from memcap.dpc import figures
+
+    assert figures.scale_note("paper") == " [paper scale]"
+    assert "QUICK STAND-IN" in figures.scale_note("quick")

@@ -46,6 +46,11 @@ FIGURES = {
 METRIC_LABELS = {"acc_window": "train-batch window (original)", "acc_table": "full table (exact)"}
 
 
+def scale_note(scale: str) -> str:
+    """Every title names its scale; a quick one says it is a stand-in."""
+    return " [QUICK STAND-IN: reduced grid]" if scale == "quick" else f" [{scale} scale]"
+
+
 def available(experiments) -> list[str]:
     """Accuracy figures whose experiments are all among `experiments`."""
     return [name for name, f in FIGURES.items() if all(e in experiments for e in f["experiments"])]
@@ -110,8 +115,7 @@ def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: st
             ax.legend(handles=handles, fontsize=6)
     for ax in list(axes.flat)[len(series):]:
         ax.set_visible(False)
-    stand_in = " [QUICK STAND-IN: reduced grid]" if scale == "quick" else ""
-    fig.suptitle(spec["title"] + stand_in, fontsize=10)
+    fig.suptitle(spec["title"] + scale_note(scale), fontsize=10)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)
 
@@ -130,7 +134,7 @@ def slopes_figure(fits: pd.DataFrame, scale: str, paths) -> None:
     ax.plot(grid, bounds.bound_slope_per_head(grid, N), c="tab:red", lw=1, label="bound slope d_h(1-1/N)/N²")
     ax.set(xlabel="d = d_h", ylabel="slope (accuracy per head)")
     ax.legend(fontsize=6)
-    ax.set_title("Exp 4 (Fig 2b): slope of accuracy vs H" + (" [QUICK STAND-IN]" if scale == "quick" else ""),
+    ax.set_title("Exp 4 (Fig 2b): slope of accuracy vs H" + scale_note(scale),
                  fontsize=10)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)
@@ -159,7 +163,7 @@ def kl_figure(theory: pd.DataFrame, scale: str, paths) -> None:
     sns.lineplot(data=ls, x="dim", y="value", hue="method", style="quantity", marker="o", ax=axes[2])
     axes[2].set(yscale="log", xlabel="rank d", ylabel="d_KL / bound", title="Slides: LS vs weighted LS")
     axes[2].legend(fontsize=6)
-    fig.suptitle("DPC theory in computable form" + (" [quick preset]" if scale == "quick" else ""), fontsize=10)
+    fig.suptitle("DPC theory in computable form" + scale_note(scale), fontsize=10)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)
 
