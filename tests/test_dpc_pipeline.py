@@ -94,8 +94,11 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     clone = tmp_path / "clone"
     project.run("git", "clone", "-q", str(project.root), str(clone))
     fresh = Project(clone)
+    # a quick result under a paper curve's name, as `make pull` brings: replaced, and not trained again
+    fresh.snakemake("--", "results/dpc/runs/exp2/all.parquet", env=ih.code_env(clone))
     early = fresh.run("bash", "tools/paper-suite.sh", "finish", "1", "dpc", check=False, env=ih.code_env(clone))
     assert early.returncode == 1 and "training jobs left" in early.stderr and "dpc_train" in early.stderr, early
+    assert "replaced 1 results not at paper scale" in early.stdout, early.stdout
     assert fresh.params()["scale"]["dpc"] == "quick"                       # nothing changed
     out = fresh.run("bash", "tools/paper-suite.sh", "run", "1", "dpc", env=ih.code_env(clone))
     log = out.stdout + out.stderr

@@ -15,7 +15,8 @@
 # by wip/paper-suite.dvc: commit that file, and the next
 # session (any machine) continues with `run` (checkpoints of points in training go along and resume).
 # Once every curve is done, `finish` sets params.yaml's `scale` to config/published.yaml's for the
-# targets, aggregates and records them in dvc.lock; then `dvc repro` (the report) and `make publish`.
+# targets, aggregates and records them in dvc.lock; then `dvc repro` (the report), `make publish`, and
+# wip/paper-suite.dvc can go (dvc.lock holds the runs now).
 set -euo pipefail
 CONFIG=config/published.yaml
 WIP=wip/paper-suite
