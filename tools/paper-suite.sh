@@ -68,33 +68,14 @@ finish)
     targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dpc theory)
     # Refuse while any training job is left: finish only aggregates what the runs produced.
     left="$(snakemake -n --configfile "$CONFIG" --quiet rules -- "${targets[@]}" \
-            | grep -E '^(dpc_train|theory_(gd|construct|bounds)) ' || true)"
+            | grep -E '^(dpc_train|theory_(gd|construct|bounds)) ' | sort -u || true)"
     if [ -n "$left" ]; then
         echo "paper-suite: not finished; training jobs left (rule, count):" >&2
         sed 's/^/  /' <<<"$left" >&2
         echo "  continue with: tools/paper-suite.sh run [CORES] ${targets[*]}" >&2
         exit 1
     fi
-    python - "$CONFIG" "${targets[@]}" <<'PY'   # params.yaml's scale line: the published one for the targets
-import re, sys
-from pathlib import Path
-import yaml
-
-published = yaml.safe_load(Path(sys.argv[1]).read_text())["scale"]
-path = Path("params.yaml")
-text = path.read_text()
-scale = yaml.safe_load(text)["scale"]
-if not isinstance(scale, dict):
-    sys.exit(f"paper-suite: params.yaml's scale is {scale!r}; keep the mapping form (one entry per family)")
-for family in sys.argv[2:]:
-    scale[family] = published.get(family, published.get("default"))
-line = "scale: {" + ", ".join(f"{k}: {v}" for k, v in scale.items()) + "}"
-text, n = re.subn(r"^scale:.*(?:\n[ \t]+\S.*)*", line, text, count=1, flags=re.M)   # flow or block style
-if n != 1:
-    sys.exit("paper-suite: no `scale:` line in params.yaml")
-path.write_text(text)
-print(f"params.yaml: {line}")
-PY
+    python tools/paper_suite.py set-scale "$CONFIG" "${targets[@]}"   # params.yaml: the published scale for the targets
     # `dvc repro` would delete theory's (non-persist) tables and retrain the GD cases: Snakemake
     # aggregates the finished runs and `dvc commit` records exactly what it made.
     snakemake --cores "$cores" --quiet rules -- "${targets[@]}"

@@ -1,7 +1,9 @@
-"""The Parquet side of tools/paper-suite.sh: which results are at paper scale, copied both ways.
+"""The Python side of tools/paper-suite.sh: which results are at paper scale, copied both ways, and
+params.yaml's scale once they are published.
 
     python tools/paper_suite.py snapshot WIP   # paper-scale DPC curves and theory tables -> WIP
     python tools/paper_suite.py restore WIP    # WIP -> results/, over anything not at paper scale
+    python tools/paper_suite.py set-scale CONFIG FAMILY...   # params.yaml's scale: CONFIG's for FAMILY...
 
 `restore` prints the local files it replaced (a `make pull` brings quick results under the same
 names), one per line, so that the caller drops Snakemake's record of them: that record names the
@@ -11,11 +13,15 @@ quick params, and Snakemake would retrain the restored curve for a params change
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import yaml
+
+from memcap import params as memcap_params
 
 # (results folder, WIP folder, glob): DPC curves are runs/<experiment>/<series>.parquet
 PLACES = [(Path("results/dpc/runs"), "runs", "*/*.parquet"), (Path("results/theory/tables"), "theory", "*.parquet")]
@@ -53,5 +59,25 @@ def restore(wip: Path) -> None:
             shutil.copyfile(f, dest)           # a new mtime: what depends on it is rebuilt
 
 
+def set_scale(config: Path, families: list[str]) -> None:
+    """Rewrite params.yaml's `scale` line (comments kept) with config's scale for these families."""
+    published = memcap_params.scales(yaml.safe_load(config.read_text()))
+    path = Path("params.yaml")
+    text = path.read_text()
+    scale = yaml.safe_load(text)["scale"]
+    if not isinstance(scale, dict):
+        sys.exit(f"paper-suite: params.yaml's scale is {scale!r}; keep the mapping form (one entry per family)")
+    scale.update({family: published[family] for family in families})
+    line = "scale: {" + ", ".join(f"{k}: {v}" for k, v in scale.items()) + "}"
+    text, n = re.subn(r"^scale:.*(?:\n[ \t]+\S.*)*", line, text, count=1, flags=re.M)   # flow or block style
+    if n != 1:
+        sys.exit("paper-suite: no `scale:` line in params.yaml")
+    path.write_text(text)
+    print(f"params.yaml: {line}")
+
+
 if __name__ == "__main__":
-    {"snapshot": snapshot, "restore": restore}[sys.argv[1]](Path(sys.argv[2]))
+    if sys.argv[1] == "set-scale":
+        set_scale(Path(sys.argv[2]), sys.argv[3:])
+    else:
+        {"snapshot": snapshot, "restore": restore}[sys.argv[1]](Path(sys.argv[2]))
