@@ -6,14 +6,24 @@
 #
 # params.yaml is the configfile and the one source of truth; it is validated before any job starts, and
 # every job reads the resolved config this DAG was built from (workflow/rules/common.smk).
+import sys
 import time
 
 from snakemake.utils import min_version
 
-from memcap import run_summary
+from memcap import params as memcap_params
+from memcap import results, run_lock, run_summary
 
 min_version("9.27")
 RUN_STARTED = time.time()
+
+# Snakemake's own YAML reading names no line and keeps the last of two equal keys: read each config
+# file strictly first, so a syntax error or a key written twice stops with the file and the line.
+try:
+    for config_path in ["params.yaml", *(workflow.overwrite_configfiles or [])]:
+        memcap_params.read_yaml(config_path)
+except memcap_params.ParamsError as err:
+    sys.exit(f"memcap: {err}")
 
 
 configfile: "params.yaml"
@@ -26,6 +36,21 @@ include: "workflow/rules/dpc.smk"
 include: "workflow/rules/assumptions.smk"
 include: "workflow/rules/capacity.smk"
 include: "workflow/rules/report.smk"
+
+
+# Before any job, in the process that schedules them (not in a SLURM job's own Snakemake):
+#  - one run at a time in a project, whatever its targets: two runs share logs, checkpoints and the
+#    resolved params, and DVC records what the last one left;
+#  - a result file that exists but cannot be read stops the run naming the file, instead of being
+#    taken as done and failing deep inside an aggregation.
+if workflow.is_main_process and not workflow.dryrun:
+    RUN_LOCK = run_lock.acquire(".snakemake/memcap/run.lock")
+if workflow.is_main_process:
+    unreadable = results.unreadable([*MLT_RUNS, *MLT_ATTENTION, *DPC_RUNS, *CAP_RUNS, *(
+        path for table in (MLT_TABLE, TH_TABLE, DPC_TABLE, ASM_TABLE, CAP_TABLE)
+        for path in table.values() if path.endswith(".parquet"))])
+    if unreadable:
+        sys.exit("memcap: " + "\nmemcap: ".join(unreadable))
 
 
 rule all:

@@ -51,6 +51,20 @@ class Project:
         fn(p)
         self.params_path.write_text(yaml.safe_dump(p, sort_keys=False))
 
+    def run_path(self, family: str, *point, scale: str | None = None, folder: str = "runs",
+                 params_file: Path | None = None) -> str:
+        """The file a training job of `family` writes for `point` (MLT: sweep, value, T; DPC: experiment,
+        series label; capacity: H, d_h), from this project's validated params as the DAG names it."""
+        from memcap import params as memcap_params
+        from memcap.capacity import grid as capacity_grid
+        from memcap.dpc import grid as dpc_grid
+        from memcap.mlt import grid as mlt_grid
+
+        params = memcap_params.load(params_file or self.params_path, {"scale": scale} if scale else None)
+        grid = {"mlt_synthetic": mlt_grid, "dpc": dpc_grid, "capacity": capacity_grid}[family]
+        name = memcap_params.scale_of(params, family)
+        return f"results/{family}/{folder}/{grid.run_name(name, memcap_params.preset(params, family), *point)}"
+
     def run(self, *args: str, check: bool = True, env: dict | None = None, timeout: int = 900):
         """Run a command in the project; tools from the venv first on PATH."""
         full_env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **(env or {})}
@@ -80,6 +94,12 @@ def project(tmp_path) -> Project:
     # Tests shrink the quick presets: every family at quick, whatever the published scales are
     project.edit_params(lambda p: p.update(scale={family: "quick" for family in p["scale"]}))
     return project
+
+
+def log_of(run_path: str) -> str:
+    """A training job's log: results/<family>/runs/<name>.parquet -> logs/<family>/<name>.log."""
+    family, name = run_path.removeprefix("results/").split("/runs/")
+    return f"logs/{family}/{name.removesuffix('.parquet')}.log"
 
 
 def tiny_mlt(params: dict, sweeps: tuple[str, ...] = ("scale_head_shared",)) -> None:

@@ -4,31 +4,46 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import tiny_mlt
+from conftest import log_of, tiny_mlt
 from memcap import results
 
 pytestmark = pytest.mark.e2e
-RUN = "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet"
+POINT = ("scale_head_shared", 2, 64)
 
 
-def test_configfile_seeds_and_steps_reach_the_job(project):
+def test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite(project):
+    """--configfile settings reach the job, under a name of their own: the params.yaml run of the same
+    grid point is another file, and neither run touches the other's."""
     project.edit_params(tiny_mlt)                  # params.yaml: seeds [0, 1], min_steps 40
+    own = project.run_path("mlt_synthetic", *POINT)
     other = project.params()
     q = other["mlt_synthetic"]["quick"]
     q["seeds"] = [7]
     q["defaults"].update(min_steps=20, eval_every=10)
     (project.root / "tiny.yaml").write_text(yaml.safe_dump(other))
+    # what the merged config resolves to (tiny.yaml is a full copy here)
+    tiny_run = project.run_path("mlt_synthetic", *POINT, params_file=project.root / "tiny.yaml")
+    assert tiny_run != own
 
-    project.snakemake(RUN, extra=("--configfile", "tiny.yaml", "--"))
-    runs = pd.read_parquet(project.root / RUN)
+    project.snakemake(tiny_run, extra=("--configfile", "tiny.yaml", "--"))
+    runs = pd.read_parquet(project.root / tiny_run)
     assert list(runs["seed"]) == [7]
     assert set(runs["min_steps"]) == {20} and set(runs["steps_planned"]) == {20}
-    assert results.read_provenance(project.root / RUN)["params"]["seeds"] == [7]
+    assert results.read_provenance(project.root / tiny_run)["params"]["seeds"] == [7]
+    tiny_bytes = (project.root / tiny_run).read_bytes()
 
-    # The same target under params.yaml's own settings is a different job: it reruns with them.
-    project.snakemake(RUN)
-    runs = pd.read_parquet(project.root / RUN)
+    # params.yaml's own settings: a different file; the --configfile result stays byte for byte.
+    project.snakemake(own)
+    runs = pd.read_parquet(project.root / own)
     assert list(runs["seed"]) == [0, 1] and set(runs["steps_planned"]) == {40}
+    assert (project.root / tiny_run).read_bytes() == tiny_bytes
+
+    # A job asked to write under the other settings' name refuses, naming why.
+    proc = project.run("memcap", "mlt", "train", "--sweep", POINT[0], "--value", "2", "--dataset-size", "64",
+                       "--settings-key", tiny_run.split("-")[-1].removesuffix(".parquet"), "--out", "x.parquet",
+                       check=False)
+    assert proc.returncode == 2 and "stands for other settings" in proc.stderr, proc.stderr
+    assert not (project.root / "x.parquet").exists()
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without a GPU")
@@ -36,9 +51,10 @@ def test_config_override_reaches_the_job(project):
     """`--config key=value` reaches the job: device=cuda on this CPU-only machine makes the job itself
     fail with torch's own check (params.yaml says auto, which would have run on the CPU)."""
     project.edit_params(tiny_mlt)
-    proc = project.snakemake(RUN, extra=("--config", "device=cuda", "--"), check=False)
+    proc = project.snakemake(project.run_path("mlt_synthetic", *POINT), extra=("--config", "device=cuda", "--"),
+                             check=False)
     assert proc.returncode != 0
-    log = (project.root / "logs/mlt_synthetic/scale_head_shared/2/T64.log").read_text()
+    log = (project.root / log_of(project.run_path("mlt_synthetic", *POINT))).read_text()
     assert "device='cuda' was requested but no CUDA device is visible" in log
     resolved = list((project.root / ".snakemake" / "memcap").glob("params-*.yaml"))
     assert [yaml.safe_load(f.read_text())["device"] for f in resolved] == ["cuda"]

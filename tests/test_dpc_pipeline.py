@@ -80,12 +80,13 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
         p["dpc"]["paper"] = copy.deepcopy(p["dpc"]["quick"])
         p["dpc"]["paper"]["experiments"] = {k: p["dpc"]["quick"]["experiments"][k] for k in ("exp2", "exp6")}
     project.edit_params(tiny_paper)
+    curve = project.run_path("dpc", "exp2", "all", scale="paper")
     env = ih.code_env(project.root)
     ih.git_commit_all(project)
     # the first session: one curve, then the session ends
     project.run("snakemake", "--cores", "1", "--configfile", "config/published.yaml", "--",
-                "results/dpc/runs/exp2/all.parquet", env=env)
-    first = read_parquet(project.root / "results/dpc/runs/exp2/all.parquet")
+                curve, env=env)
+    first = read_parquet(project.root / curve)
     snap = project.run("bash", "tools/paper-suite.sh", "snapshot", env=env).stdout
     assert "1 finished paper-scale curves" in snap, snap
     project.run("git", "add", "-A")
@@ -94,11 +95,14 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     clone = tmp_path / "clone"
     project.run("git", "clone", "-q", str(project.root), str(clone))
     fresh = Project(clone)
-    # a quick result under a paper curve's name, as `make pull` brings: replaced, and not trained again
-    fresh.snakemake("--", "results/dpc/runs/exp2/all.parquet", env=ih.code_env(clone))
+    # a quick result of the same curve, as `make pull` brings: its own file, neither replaced nor used
+    quick_curve = fresh.run_path("dpc", "exp2", "all")
+    assert quick_curve != curve and "/runs/quick/" in quick_curve and "/runs/paper/" in curve
+    fresh.snakemake("--", quick_curve, env=ih.code_env(clone))
+    quick_bytes = (clone / quick_curve).read_bytes()
     early = fresh.run("bash", "tools/paper-suite.sh", "finish", "1", "dpc", check=False, env=ih.code_env(clone))
     assert early.returncode == 1 and "training jobs left" in early.stderr and "dpc_train" in early.stderr, early
-    assert "replaced 1 results not at paper scale" in early.stdout, early.stdout
+    assert "replaced" not in early.stdout, early.stdout
     assert fresh.params()["scale"]["dpc"] == "quick"                       # nothing changed
     out = fresh.run("bash", "tools/paper-suite.sh", "run", "1", "dpc", env=ih.code_env(clone))
     log = out.stdout + out.stderr
@@ -108,6 +112,7 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     assert set(runs.scale) == {"paper"} and set(runs.experiment) == {"exp2", "exp6"}
     again = runs[runs.experiment == "exp2"].reset_index(drop=True)
     assert again.acc_window.tolist() == first.acc_window.tolist()
+    assert (clone / quick_curve).read_bytes() == quick_bytes
 
     # every curve done: `finish` makes them the pipeline's results (params.yaml, dvc.lock), training nothing
     done = fresh.run("bash", "tools/paper-suite.sh", "finish", "1", "dpc", env=ih.code_env(clone))

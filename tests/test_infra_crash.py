@@ -15,14 +15,18 @@ import pytest
 import torch
 
 import infra_helpers as ih
-from conftest import BIN
+from conftest import BIN, log_of
 from infra_helpers import slurm  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.e2e
-POINT = "scale_head_shared/2/T64"
-OUT = f"results/mlt_synthetic/runs/{POINT}.parquet"
-CKPT = f"checkpoints/mlt_synthetic/{POINT}.pt"
-LOG = f"logs/mlt_synthetic/{POINT}.log"
+POINT = ("scale_head_shared", 2, 64)
+
+
+def _paths(project) -> tuple[str, str, str]:
+    """The point's result, checkpoint and log: named by its preset and settings key (memcap.keys)."""
+    out = project.run_path("mlt_synthetic", *POINT)
+    stem = out.removeprefix("results/mlt_synthetic/runs/").removesuffix(".parquet")
+    return out, f"checkpoints/mlt_synthetic/{stem}.pt", log_of(out)
 
 
 def _long_single_point(p: dict) -> None:
@@ -57,7 +61,7 @@ def _wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | Non
         time.sleep(0.1)
 
 
-def _trainer_pids(root: Path) -> list[int]:
+def _trainer_pids(root: Path, CKPT: str) -> list[int]:
     """The `memcap mlt train` processes of this point running in `root` (from /proc; no pkill by name)."""
     pids = []
     for d in Path("/proc").iterdir():
@@ -83,7 +87,7 @@ def _numbers(path: Path) -> pd.DataFrame:
     return df.drop(columns=[c for c in df.columns if ih.TIMING.search(c)])
 
 
-def _no_partial_output(root: Path) -> None:
+def _no_partial_output(root: Path, OUT: str) -> None:
     # write_parquet writes a hidden temp file then renames it: a killed job leaves no `*.parquet` that a
     # rule's input (or a glob over the results) would pick up.
     assert not (root / OUT).exists()
@@ -93,6 +97,7 @@ def _no_partial_output(root: Path) -> None:
 def test_sigkill_mid_run_then_rerun_resumes_to_identical_results(project):
     project.edit_params(_long_single_point)
     root = project.root
+    OUT, CKPT, LOG = _paths(project)
     # The whole snakemake run dies with SIGKILL (its process group: snakemake and the trainer) as soon
     # as the trainer has written a checkpoint: no cleanup handler of either gets to run.
     run = subprocess.Popen([str(BIN / "snakemake"), "--profile", "profiles/local", "--cores", "1", "--nocolor",
@@ -107,7 +112,7 @@ def test_sigkill_mid_run_then_rerun_resumes_to_identical_results(project):
             os.killpg(run.pid, signal.SIGKILL)
     killed_at = _checkpoint_step(root / CKPT)
     assert 0 < killed_at < 3000
-    _no_partial_output(root)
+    _no_partial_output(root, OUT)
 
     # Rerun: the stale lock of the killed run is reported clearly, `--unlock` clears it, and
     # --rerun-incomplete (profiles/local) redoes the job, which resumes from the checkpoint.
@@ -129,6 +134,7 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
     project.edit_params(_long_single_point)
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(min_steps=4000))
     root = project.root
+    OUT, CKPT, LOG = _paths(project)
     run = subprocess.Popen([str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--", OUT],
                            cwd=root, env=_env(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 
 import infra_helpers as ih
-from conftest import Project
+from conftest import Project, log_of
 
 pytestmark = pytest.mark.e2e
 STAGES = ("mlt_synthetic", "theory")
-RUNS = "results/mlt_synthetic/runs/scale_head_shared"
+POINT = "scale_head_shared"
 
 
 def _grid(values):
@@ -32,8 +32,12 @@ def _construct_heads(heads):
     return lambda p: p["theory"]["quick"]["construct"].update(heads=heads)
 
 
-def _log(root, value) -> str:
-    return (root / f"logs/mlt_synthetic/scale_head_shared/{value}/T64.log").read_text()
+def _run(project, value) -> str:
+    return project.run_path("mlt_synthetic", POINT, value, 64)
+
+
+def _log(project, value) -> str:
+    return (project.root / log_of(_run(project, value))).read_text()
 
 
 def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
@@ -82,16 +86,16 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     assert all(f.stat().st_size == 0 for f in trained_logs)
 
     # One grid value changed (2 -> 3): its job trains, the untouched value 1 is not redone.
-    value1 = (clone / f"{RUNS}/1/T64.parquet").stat().st_mtime_ns
+    value1 = (clone / _run(fresh, 1)).stat().st_mtime_ns
     fresh.edit_params(_grid([1, 3]))
     dry = fresh.snakemake("-n", "mlt_synthetic", env=env).stdout
-    assert dry.count("rule mlt_train:") == 1 and f"{RUNS}/3/T64.parquet" in dry, dry
+    assert dry.count("rule mlt_train:") == 1 and _run(fresh, 3) in dry, dry
     fresh.run("dvc", "repro", "mlt_synthetic", env=env)
-    assert (clone / f"{RUNS}/1/T64.parquet").stat().st_mtime_ns == value1 and _log(clone, 1) == ""
-    assert "resumed" not in _log(clone, 3) and (clone / f"{RUNS}/3/T64.parquet").exists()
+    assert (clone / _run(fresh, 1)).stat().st_mtime_ns == value1 and _log(fresh, 1) == ""
+    assert "resumed" not in _log(fresh, 3) and (clone / _run(fresh, 3)).exists()
     runs = pd.read_parquet(clone / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 3]
-    assert list(clone.glob("logs/mlt_synthetic/head_saturation_h2/**/*.log"))[0].stat().st_size == 0
+    assert list(clone.glob("logs/mlt_synthetic/quick/head_saturation_h2/**/*.log"))[0].stat().st_size == 0
 
     # Back to the theory params of the first commit: restored from the run-cache, nothing runs.
     fresh.edit_params(_construct_heads([1, 2]))
@@ -106,7 +110,7 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     fresh.edit_params(_grid([1, 2]))
     again = fresh.run("dvc", "repro", "--pull", "mlt_synthetic", env=env).stdout
     assert "is cached - skipping run" not in again and "Running stage 'mlt_synthetic'" in again, again
-    assert _log(clone, 2) == "" and _log(clone, 1) == ""
+    assert _log(fresh, 2) == "" and _log(fresh, 1) == ""
     runs = pd.read_parquet(clone / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 2]
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
@@ -160,13 +164,13 @@ def test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not(proj
     project.run("dvc", "repro", "mlt_synthetic", env=env)
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "baseline")
-    kept = project.root / "logs/mlt_synthetic/scale_head_shared/2/T64.log"
+    kept = project.root / log_of(project.run_path("mlt_synthetic", "scale_head_shared", 2, 64))
     before = kept.stat().st_mtime
 
     out = project.run("dvc", "exp", "run", "-n", "more-heads", "-S",
                       "mlt_synthetic.quick.sweeps.scale_head_shared.values=[2,3]", "mlt_synthetic", env=env)
     assert kept.stat().st_mtime == before                                      # not retrained
-    assert (project.root / "logs/mlt_synthetic/scale_head_shared/3/T64.log").exists()
+    assert (project.root / log_of(project.run_path("mlt_synthetic", "scale_head_shared", 3, 64))).exists()
     assert re.search(r"mlt_train\s+1\n", out.stdout + out.stderr), out.stdout + out.stderr
     assert "more-heads" in project.run("dvc", "exp", "list", "--name-only", env=env).stdout
 

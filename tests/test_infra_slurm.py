@@ -118,20 +118,20 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     # copy, alongside the `dvc repro` below (one snakemake per working directory).
     failing = background(
         [str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--retries", "1", "--config",
-         "device=cuda", "--", "results/mlt_synthetic/runs/scale_head_shared/2/T32.parquet"],
+         "device=cuda", "--", project.run_path("mlt_synthetic", "scale_head_shared", 2, 32)],
         cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
 
     # `dvc repro` with the SLURM profiles from the environment: one new grid value submits exactly its
     # training jobs plus the aggregate and figures jobs; the finished grid points are not redone.
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=[2, 3]))
-    before = (project.root / "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet").stat().st_mtime_ns
+    before = (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)).stat().st_mtime_ns
     repro = project.run("dvc", "repro", "mlt_synthetic", env={**env, "SNAKEMAKE_PROFILE": ih.SLURM_PROFILE_ENV},
                         timeout=600)
     rlog = repro.stdout + repro.stderr
     rules = sorted(_rule_of(ih.show_job(j)) for j in ih.submitted_jobs(rlog))
     assert rules == ["mlt_aggregate", "mlt_figures", "mlt_train", "mlt_train"], rlog[-3000:]
-    assert (project.root / "results/mlt_synthetic/runs/scale_head_shared/3/T64.parquet").exists(), rlog[-3000:]
-    assert (project.root / "results/mlt_synthetic/runs/scale_head_shared/2/T64.parquet").stat().st_mtime_ns == before
+    assert (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 3, 64)).exists(), rlog[-3000:]
+    assert (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)).stat().st_mtime_ns == before
     runs = pd.read_parquet(project.root / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [2, 3]
     assert "scale_head_shared" in (project.root / "dvc.lock").read_text()

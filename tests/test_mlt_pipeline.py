@@ -29,9 +29,10 @@ def test_snakemake_produces_runs_table_figures_and_provenance(project):
     prov = results.read_provenance(root / "tables/runs.parquet")
     assert prov["params"]["quick"]["seeds"] == [0, 1]
     assert {"torch", "pandas", "pyarrow"} <= set(prov["packages"]) and prov["git_commit"]
-    run_prov = results.read_provenance(root / "runs/scale_head_shared/2/T64.parquet")
+    run_prov = results.read_provenance(project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64))
     assert run_prov["sweep"] == "scale_head_shared" and run_prov["params"]["heads"] == 2
-    attention = pd.read_parquet(root / "attention/head_saturation_h2/2/T32.parquet")
+    attention = pd.read_parquet(project.root / project.run_path("mlt_synthetic", "head_saturation_h2", 2, 32,
+                                                                folder="attention"))
     assert len(attention) == 2 * 32 * 2 and attention["max_attention"].between(0, 1).all()
     for fig in ("fig2a", "fig2b", "fig2c", "fig4", "fig5"):
         for ext in ("png", "pdf"):

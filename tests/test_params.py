@@ -132,7 +132,7 @@ def test_a_family_sizes_its_own_jobs_the_others_keep_their_class(project):
     """resources.paper.families: DPC and theory training jobs ask for their own measured walltime;
     a light job of the same family keeps the class's."""
     paper = PARAMS["resources"]["paper"]
-    dry = project.snakemake("-n", "--config", "scale=paper", "--", "results/dpc/runs/exp1/13.parquet",
+    dry = project.snakemake("-n", "--config", "scale=paper", "--", project.run_path("dpc", "exp1", "13", scale="paper"),
                             "results/theory/tables/gd.parquet", "results/theory/tables/rank_bounds.parquet").stdout
     asked = dict(re.findall(r"rule (\w+):.*?runtime=(\d+)", dry, flags=re.S))
     assert asked == {"dpc_train": str(paper["families"]["dpc"]["train"]["runtime"]),

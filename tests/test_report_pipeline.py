@@ -76,7 +76,7 @@ def test_report_target_end_to_end(project, tmp_path):
     assert (cap.capacity_low >= 0).all() and (cap.evaluations <= 3).all()
     assert ((cap.capacity_high.isna()) | (cap.capacity_high > cap.capacity_low)).all()
     assert set(cap.family) == {"capacity"} and list(cap.mlt_bound) == [2, 3] and list(cap.dpc_bound) == [10, 12]
-    assert results.read_provenance(project.root / "results/capacity/runs/H1_dh2.parquet")["params"]["max_evals"] == 3
+    assert results.read_provenance(project.root / project.run_path("capacity", 1, 2))["params"]["max_evals"] == 3
 
     page = rep / "index.html"
     pngs = sorted((project.root / "figures").glob("*/*.png"))
@@ -96,4 +96,4 @@ def test_report_target_end_to_end(project, tmp_path):
     # grids out).
     project.edit_params(lambda p: p["capacity"]["quick"].update(head_dim_grid=[2, 4]))
     dry = project.snakemake("-n", "capacity", env=env).stdout
-    assert "results/capacity/runs/H1_dh4.parquet" in dry and re.search(r"capacity_search\s+1\n", dry), dry
+    assert project.run_path("capacity", 1, 4) in dry and re.search(r"capacity_search\s+1\n", dry), dry

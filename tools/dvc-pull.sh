@@ -2,9 +2,10 @@
 # Restore cached results instead of retraining: `make pull`, the first half of `make reproduce`, or
 # `tools/dvc-pull.sh [stage ...]` (stage names are the Snakemake target names; default: everything).
 #
-#  1. `dvc pull` from the default DVC remote: the repository's own read-only published remote
-#     (published/dvc-remote) unless you set another (README "Your lab's remote"). A missing remote or
-#     object stops with a short message instead of DVC's traceback.
+#  1. `dvc fetch` + `dvc checkout` (= dvc pull) from the default DVC remote: the repository's own
+#     read-only published remote (published/dvc-remote) unless you set another (README "Your lab's
+#     remote"). A missing remote or object stops with a short message before the workspace changes;
+#     run files of other settings are kept, never deleted.
 #  2. Check that every restored output is the one dvc.lock records (a params change since is fine:
 #     `dvc repro` retrains what it made stale).
 #  3. Let Snakemake record the restored files as made from the params they were made from (the
@@ -13,6 +14,7 @@
 #     silently reuse runs made from other settings.
 set -euo pipefail
 targets=("$@")
+runs=""
 remote="$(dvc remote default 2>/dev/null || true)"
 url="$( [ -n "$remote" ] && dvc config "remote.$remote.url" 2>/dev/null || true)"
 where="DVC remote '${remote:-<none>}'${url:+ ($url)}"
@@ -21,10 +23,22 @@ if [ -z "$remote" ]; then
     echo "memcap: no default DVC remote; add one (README \"Your lab's remote\") or retrain: make retrain" >&2
     exit 1
 fi
-if ! log="$(dvc pull "${targets[@]}" 2>&1)"; then
-    echo "memcap: could not restore the cached results from the $where." >&2
+# A remote that is a folder must exist (DVC would only say that the results are not there).
+case "$url" in
+    *://*) ;;
+    "~"*|/*) [ -d "${url/#\~/$HOME}" ] || { echo "memcap: the $where does not exist (no such folder); see: dvc remote list" >&2; exit 1; } ;;
+    *) if [ -n "$url" ] && [ ! -d ".dvc/$url" ]; then   # relative to .dvc/, where DVC's config lives
+           echo "memcap: the $where does not exist (no such folder); see: dvc remote list" >&2
+           exit 1
+       fi ;;
+esac
+
+# 1. Fetch everything into DVC's cache first: if anything is missing on the remote, the workspace is
+#    left exactly as it was (no half-restored family that Snakemake would then retrain).
+if ! log="$(dvc fetch "${targets[@]}" 2>&1)"; then
+    echo "memcap: could not fetch the cached results from the $where; nothing in your workspace changed." >&2
     grep -m 3 -E "^(ERROR|WARNING)" <<<"$log" | cut -c 1-300 | sed 's/^/  dvc: /' >&2 || true
-    if grep -qiE "missing cache files|not exist neither locally nor on remote|checkout failed" <<<"$log"; then
+    if grep -qiE "missing cache files|not exist neither locally nor on remote|checkout failed|missing" <<<"$log"; then
         echo "  Some results of this commit's dvc.lock are not on that remote: it was not pushed after" >&2
         echo "  the last run, or dvc.lock changed since. Retrain instead (make retrain: the quick preset)," >&2
         echo "  or pull from a remote that has them: dvc remote default --local <name>." >&2
@@ -32,13 +46,44 @@ if ! log="$(dvc pull "${targets[@]}" 2>&1)"; then
     exit 1
 fi
 
-# Outputs must match dvc.lock; changed deps or params only mean `dvc repro` has work to do.
-bad="$(dvc status --json "${targets[@]}" | python -c '
-import json, sys
+# 2. Check out. DVC refuses to replace files that differ from dvc.lock ("unsaved"). Run files
+#    (results/<family>/runs|attention/...) are results of other settings, under names of their own: they
+#    are kept, put back after the checkout. Tables and figures are derived: they are replaced by the
+#    published ones (your own grid's are rebuilt from its kept runs by running it again).
+if ! log="$(dvc checkout "${targets[@]}" 2>&1)"; then
+    unsaved="$(sed -n '/unsaved files/,$p' <<<"$log" | grep '^/' | sed "s|^$PWD/||" || true)"
+    if [ -z "$unsaved" ]; then
+        echo "memcap: dvc checkout failed:" >&2; tail -n 5 <<<"$log" | sed 's/^/  dvc: /' >&2; exit 1
+    fi
+    kept_dir=.snakemake/memcap/kept-runs
+    runs="$(grep -E '^results/[^/]+/(runs|attention)/' <<<"$unsaved" || true)"
+    derived="$(grep -vE '^results/[^/]+/(runs|attention)/' <<<"$unsaved" || true)"
+    [ -z "$runs" ] || echo "keeping $(wc -l <<<"$runs") run files that dvc.lock does not record (other settings):"
+    [ -z "$runs" ] || sed 's/^/  /' <<<"$runs" | head -n 20
+    [ -z "$derived" ] || echo "replacing $(wc -l <<<"$derived") tables/figures that differ from the published ones:"
+    [ -z "$derived" ] || sed 's/^/  /' <<<"$derived" | head -n 20
+    while read -r f; do [ -z "$f" ] || { mkdir -p "$kept_dir/$(dirname "$f")"; mv "$f" "$kept_dir/$f"; }; done <<<"$runs"
+    dvc checkout --force "${targets[@]}" >/dev/null
+    while read -r f; do
+        [ -z "$f" ] && continue
+        if [ -e "$f" ]; then   # the published result has this very name: both kept, yours beside it
+            echo "  $f: the published file has this name; yours is kept as $kept_dir/$f" >&2
+        else
+            mv "$kept_dir/$f" "$f"
+        fi
+    done <<<"$runs"
+fi
+
+# Outputs must match dvc.lock; changed deps or params only mean `dvc repro` has work to do. A run
+# folder where run files of other settings were kept differs by those files only.
+bad="$(KEPT="${runs:-}" dvc status --json "${targets[@]}" | python -c '
+import json, os, sys
+kept = {"/".join(f.split("/")[:3]) for f in os.environ["KEPT"].split()}
 status = json.load(sys.stdin)
 for stage, changes in status.items():
     for change in changes:
         outs = change.get("changed outs") if isinstance(change, dict) else None
+        outs = {path: what for path, what in (outs or {}).items() if not (path in kept and what == "modified")}
         if outs:
             print(stage, outs)
 ')"

@@ -9,7 +9,7 @@
 #   tools/paper-suite.sh finish [CORES] [TARGET ...]  # every curve done: make them the pipeline's results
 #
 # Each curve (experiment, series value) is one Snakemake job writing one Parquet; within a job every
-# finished grid point is saved at once (checkpoints/dpc/*.done.pt), so a kill loses at most the point
+# finished grid point is saved at once (checkpoints/dpc/paper/*.done.pt), so a kill loses at most the point
 # in training (itself checkpointed every 5 minutes); theory GD keeps its finished (H, T) cases the same
 # way. `snapshot` copies the paper-scale Parquets and the finished points into wip/paper-suite/, tracked
 # by wip/paper-suite.dvc: commit that file, and the next
@@ -25,14 +25,14 @@ cmd="${1:-run}"
 restore() {   # earlier sessions' finished curves and points, over local results not at paper scale
     [ -f "$WIP.dvc" ] || return 0
     dvc pull --quiet "$WIP.dvc"
-    mkdir -p checkpoints/dpc checkpoints/theory
+    mkdir -p checkpoints/dpc/paper checkpoints/theory
     replaced="$(python tools/paper_suite.py restore "$WIP")"
-    if [ -n "$replaced" ]; then   # quick results of a `make pull` under the same names
+    if [ -n "$replaced" ]; then   # theory's quick tables of a `make pull` under the same names
         echo "replaced $(wc -l <<<"$replaced") results not at paper scale"
         # shellcheck disable=SC2086
         snakemake --cleanup-metadata $replaced --quiet all >/dev/null
     fi
-    [ -d "$WIP/points" ] && cp -n "$WIP/points/"* checkpoints/dpc/ 2>/dev/null || true
+    [ -d "$WIP/points" ] && cp -n "$WIP/points/"* checkpoints/dpc/paper/ 2>/dev/null || true
     [ -d "$WIP/theory-points" ] && cp -n "$WIP/theory-points/"* checkpoints/theory/ 2>/dev/null || true
     echo "restored $(find "$WIP/runs" -name '*.parquet' | wc -l) finished curves from $WIP"
     echo "restored $(find "$WIP" -path '*theory*' -type f | wc -l) theory tables and finished GD cases"
@@ -53,7 +53,7 @@ snapshot)
     rm -rf "$WIP" && mkdir -p "$WIP/runs" "$WIP/points" "$WIP/theory" "$WIP/theory-points"
     python tools/paper_suite.py snapshot "$WIP"
     # finished points (*.done.pt) and the last checkpoint of each point in training (*_x<N>.pt)
-    cp checkpoints/dpc/*.pt "$WIP/points/" 2>/dev/null || true
+    cp checkpoints/dpc/paper/*.pt "$WIP/points/" 2>/dev/null || true
     cp checkpoints/theory/*.pt "$WIP/theory-points/" 2>/dev/null || true
     echo "$(ls "$WIP/theory-points" | wc -l) finished GD cases"
     echo "$(ls "$WIP/points" | grep -c 'done.pt$' || true) finished grid points and" \

@@ -5,9 +5,9 @@ params.yaml's scale once they are published.
     python tools/paper_suite.py restore WIP    # WIP -> results/, over anything not at paper scale
     python tools/paper_suite.py set-scale CONFIG FAMILY...   # params.yaml's scale: CONFIG's for FAMILY...
 
-`restore` prints the local files it replaced (a `make pull` brings quick results under the same
-names), one per line, so that the caller drops Snakemake's record of them: that record names the
-quick params, and Snakemake would retrain the restored curve for a params change.
+`restore` prints the local files it replaced (theory's tables of a `make pull` at quick share the
+paper tables' names), one per line, so that the caller drops Snakemake's record of them. Run files
+never collide: their names carry the preset and a key of their settings (memcap.keys).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import yaml
 
 from memcap import params as memcap_params
 
-# (results folder, WIP folder, glob): DPC curves are runs/<experiment>/<series>.parquet
-PLACES = [(Path("results/dpc/runs"), "runs", "*/*.parquet"), (Path("results/theory/tables"), "theory", "*.parquet")]
+# (results folder, WIP folder, glob): DPC curves are runs/paper/<experiment>/<series>-<key>.parquet
+PLACES = [(Path("results/dpc/runs"), "runs", "paper/*/*.parquet"), (Path("results/theory/tables"), "theory", "*.parquet")]
 
 
 def paper_scale(f: Path) -> bool:

@@ -30,7 +30,12 @@ def load(path: str | os.PathLike | None, config: dict[str, Any]) -> dict[str, An
     """The saved state if `path` holds a checkpoint of this very config, else None."""
     if not path or not Path(path).exists():
         return None
-    blob = torch.load(path, map_location="cpu", weights_only=False)
+    # weights_only: tensors, numbers, strings and containers only; a checkpoint file never runs code
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:   # truncated, or not ours: start afresh (and overwrite it) rather than fail
+        print(f"checkpoint {path} cannot be read ({type(err).__name__}); training starts afresh", flush=True)
+        return None
     return blob["state"] if blob.get("fingerprint") == fingerprint(config) else None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -49,14 +50,39 @@ def schema_dir() -> Path:
     return here if (here / MAIN_SCHEMA).exists() else REPO_ROOT / "workflow" / "schemas"
 
 
-def _load_registry() -> tuple[dict, Registry]:
+def _load_registry(strict: bool = False) -> tuple[dict, Registry]:
+    """The main schema and a registry of every schema file. strict: the family files without their
+    `$schema`, so that jsonschema keeps the strict validator class when it follows a $ref into them
+    (it picks a file's own dialect class otherwise)."""
     resources, folder = {}, schema_dir()
     for path in sorted(folder.glob("*.schema.yaml")):
         contents = yaml.safe_load(path.read_text())
+        if strict and path.name != MAIN_SCHEMA:
+            contents.pop("$schema", None)
         resources[path.name] = DRAFT202012.create_resource(contents)
     if MAIN_SCHEMA not in resources:
         raise FileNotFoundError(f"no {MAIN_SCHEMA} in {folder}")
     return resources[MAIN_SCHEMA].contents, Registry().with_resources(resources.items())
+
+
+def _is_integer(checker, instance) -> bool:
+    """Strict: 4.0 is not an integer (JSON Schema's default says it is; torch then fails on it)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker, instance) -> bool:
+    """Strict: a finite int or float; .inf and .nan are YAML numbers that no setting can take."""
+    return (isinstance(instance, (int, float)) and not isinstance(instance, bool)
+            and math.isfinite(instance))
+
+
+def _strictly_invalid(instance) -> bool:
+    return isinstance(instance, float) and (instance.is_integer() or not math.isfinite(instance))
+
+
+def _strict(validator_class):
+    checker = validator_class.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+    return jsonschema.validators.extend(validator_class, type_checker=checker)
 
 
 def _with_defaults(validator_class):
@@ -89,7 +115,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "required":
         return f"{key}: {error.message}"
     allowed = {
-        "type": lambda s: f"a value of type {s['type']}",
+        "type": lambda s: (f"a finite number" if s["type"] == "number" and isinstance(error.instance, float)
+                           else f"a whole number, written without a decimal point" if s["type"] == "integer"
+                           and isinstance(error.instance, float) else f"a value of type {s['type']}"),
         "enum": lambda s: f"one of {s['enum']}",
         "minimum": lambda s: f"a number >= {s['minimum']}",
         "exclusiveMinimum": lambda s: f"a number > {s['exclusiveMinimum']}",
@@ -107,11 +135,17 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     """Fill in schema defaults (in place) and raise ParamsError listing every schema violation and
     every cross-field problem."""
     schema, registry = _load_registry()
-    validator = _with_defaults(jsonschema.Draft202012Validator)(schema, registry=registry)
+    validator = _with_defaults(_strict(jsonschema.Draft202012Validator))(schema, registry=registry)
     for _ in validator.iter_errors(params):   # a first pass fills in defaults, so `required` sees them
         pass
-    problems = [_describe(e) for e in sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path))]
-    problems += _scale_problems(params.get("scale", SCALES[0]))
+    errors = list(validator.iter_errors(params))
+    # 4.0 as an integer, .inf or .nan as a number: JSON Schema accepts them, no setting can take them
+    strict_schema, strict_registry = _load_registry(strict=True)
+    strict = _strict(jsonschema.Draft202012Validator)(strict_schema, registry=strict_registry)
+    errors += [e for e in strict.iter_errors(params) if e.validator == "type"
+               and _strictly_invalid(e.instance) and not any(e.absolute_path == f.absolute_path for f in errors)]
+    problems = [_describe(e) for e in sorted(errors, key=lambda e: list(e.absolute_path))]
+    problems += _scale_problems(params.get("scale", SCALES[0]), params)
     if not problems:
         problems = [p for check in CROSS_FIELD_CHECKS for p in check(params)]
     if problems:
@@ -121,31 +155,97 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
 
 def load(path: str | os.PathLike = "params.yaml", overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Read and validate a params file (with optional top-level overrides, e.g. {'scale': 'paper'})."""
-    params = yaml.safe_load(Path(path).read_text()) or {}
+    params = read_yaml(path)
     params.update(overrides or {})
     return validate(params)
 
 
-def _scale_problems(scale: Any) -> list[str]:
-    """`scale` is one word for every family, or a mapping family -> scale (with an optional default)."""
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML that refuses a key written twice in one mapping (PyYAML keeps the last one silently, DVC
+    refuses the file: the two would run different settings)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ParamsError(f"{key_node.start_mark.name}, line {key_node.start_mark.line + 1}: the key "
+                                  f"{key!r} is written twice in one mapping (first on line {seen[key]}); "
+                                  f"allowed: each key once")
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
+    """A params or config file as a mapping; a syntax error, a duplicate key, a missing file or a
+    file that is not a mapping raises ParamsError naming the file and the line."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ParamsError(f"{path}: cannot read the file ({err.strerror})") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)   # noqa: S506 (a SafeLoader subclass)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ParamsError(f"{path}{where}: not valid YAML: {err.problem or err}") from None
+    except ParamsError as err:
+        raise ParamsError(str(err).replace("<unicode string>", str(path))) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ParamsError(f"{path}: got a {type(data).__name__} at the top level; allowed: a mapping of keys")
+    return data
+
+
+def presets(params: dict[str, Any], family: str) -> list[str]:
+    """The preset names a family defines (quick and paper, and any of your own)."""
+    section = params.get(family)
+    return sorted(section) if isinstance(section, dict) else []
+
+
+def _scale_problems(scale: Any, params: dict[str, Any]) -> list[str]:
+    """`scale` names one preset for every family, or maps every family (or `default`) to a preset
+    that family defines: a family left out is an error, never a silent fall-back to quick."""
     if isinstance(scale, str):
-        return [] if scale in SCALES else [f"scale: got {scale!r}; allowed: one of {list(SCALES)}, "
-                                           f"or a mapping {{family: scale}} over {['default', *FAMILIES]}"]
+        return [f"scale: got {scale!r}, but {family} has no preset {scale!r}; allowed: a preset every "
+                f"family defines, or a mapping {{family: preset}}; {family}'s presets are {presets(params, family)}"
+                for family in FAMILIES if scale not in presets(params, family)]
     if not isinstance(scale, dict):
-        return [f"scale: got {scale!r}; allowed: one of {list(SCALES)} or a mapping {{family: scale}}"]
+        return [f"scale: got {scale!r}; allowed: a preset name (e.g. {list(SCALES)}) or a mapping {{family: preset}}"]
     problems = [f"scale.{k}: unknown family; allowed keys are {['default', *FAMILIES]}"
                 for k in scale if k not in ("default", *FAMILIES)]
-    return problems + [f"scale.{k}: got {v!r}; allowed: one of {list(SCALES)}"
-                       for k, v in scale.items() if k in ("default", *FAMILIES) and v not in SCALES]
+    for family in FAMILIES:
+        chosen = scale.get(family, scale.get("default"))
+        key = f"scale.{family}" if family in scale else "scale.default"
+        if chosen is None:
+            problems.append(f"scale.{family}: missing; allowed: name a preset for every family "
+                            f"({list(FAMILIES)}), or give scale.default")
+        elif chosen not in presets(params, family):
+            problems.append(f"{key}: got {chosen!r}, which is not a preset of {family}; "
+                            f"allowed: one of {presets(params, family)}")
+    return problems
 
 
 def scales(params: dict[str, Any]) -> dict[str, str]:
-    """The scale of every family: `scale: quick` sets all of them; `scale: {default: quick, dpc: paper}`
-    sets one per family (a family not named takes the default, else quick)."""
+    """The preset of every family: `scale: quick` sets all of them; `scale: {default: quick, dpc: paper}`
+    sets one per family (validation has made sure every family has one)."""
     scale = params["scale"]
     if isinstance(scale, str):
         return {family: scale for family in FAMILIES}
-    return {family: scale.get(family, scale.get("default", SCALES[0])) for family in FAMILIES}
+    return {family: scale.get(family, scale.get("default")) for family in FAMILIES}
+
+
+def own_preset_note(scale: str) -> str:
+    """The label of a preset of your own on every title and table ('' for quick and paper, which have
+    their own): it is neither the papers' settings nor the published stand-in."""
+    return f"OWN PRESET {scale!r}: not the papers' settings" if scale not in SCALES else ""
+
+
+def scale_rank(scale: str) -> int:
+    """quick < paper; a preset of your own ranks with quick (it gets quick's resources by default)."""
+    return SCALES.index(scale) if scale in SCALES else 0
 
 
 def scale_of(params: dict[str, Any], family: str) -> str:
@@ -158,7 +258,7 @@ def scale_label(params: dict[str, Any]) -> str:
     values = set(s.values())
     if len(values) == 1:
         return values.pop()
-    common = max(SCALES, key=lambda v: sum(x == v for x in s.values()))
+    common = max(sorted(values), key=lambda v: sum(x == v for x in s.values()))
     return ", ".join(f"{f}={v}" for f, v in s.items() if v != common) + f", others {common}"
 
 

@@ -53,12 +53,21 @@ def provenance(params: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"params": params, "packages": package_versions(), "git_commit": git_commit(), **extra}
 
 
+def current_umask() -> int:
+    mask = os.umask(0o022)   # the only way to read it is to set it; put it back at once
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds.
+    The file gets the mode a plain open() would give (0666 less the umask), not mkstemp's 0600, so
+    the lab can read results on a shared filesystem as it reads pulled ones."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~current_umask())
     os.close(fd)
     try:
         yield Path(tmp)
@@ -79,12 +88,42 @@ def write_parquet(df: pd.DataFrame, path: str | os.PathLike, meta: dict[str, Any
     return Path(path)
 
 
+class UnreadableResult(OSError):
+    """A result file that exists but is not a readable Parquet (truncated, overwritten, half-copied)."""
+
+
+def unreadable_message(path: str | os.PathLike, err: Exception) -> str:
+    return (f"{path} is not a readable Parquet file ({type(err).__name__}: {str(err)[:200]}). "
+            f"Restore it from the DVC cache or remote: `dvc checkout {path}` or `make pull`; or delete it "
+            f"and the next run retrains exactly that result.")
+
+
 def read_parquet(paths: str | os.PathLike | list) -> pd.DataFrame:
-    """Read one Parquet file or concatenate several (same schema) in the order given."""
+    """Read one Parquet file or concatenate several (same schema) in the order given; a file that
+    cannot be read raises UnreadableResult naming it and what to run."""
+    def read(path):
+        try:
+            return pd.read_parquet(path)
+        except (OSError, pa.ArrowException) as err:
+            raise UnreadableResult(unreadable_message(path, err)) from None
+
     if isinstance(paths, (str, os.PathLike)):
-        return pd.read_parquet(paths)
-    frames = [pd.read_parquet(p) for p in paths]
+        return read(paths)
+    frames = [read(p) for p in paths]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def unreadable(paths: list[str | os.PathLike]) -> list[str]:
+    """The messages for those of `paths` that exist but whose Parquet footer cannot be read (cheap:
+    the footer only), so a run can stop before any job instead of deep inside an aggregation."""
+    bad = []
+    for path in paths:
+        if os.path.exists(path):
+            try:
+                pq.read_metadata(path)
+            except (OSError, pa.ArrowException) as err:
+                bad.append(unreadable_message(path, err))
+    return bad
 
 
 def read_provenance(path: str | os.PathLike) -> dict[str, Any]:

@@ -5,8 +5,11 @@ from memcap.capacity import figures as capacity_figures
 from memcap.capacity import grid as capacity_grid
 
 CAP = "results/capacity"
+CAP_PRESET_NAME = memcap_params.scale_of(config, capacity_grid.FAMILY)
 CAP_PRESET = memcap_params.preset(config, capacity_grid.FAMILY)
-CAP_RUNS = [f"{CAP}/runs/H{h}_dh{dh}.parquet" for h, dh in capacity_grid.architectures(CAP_PRESET)]
+# runs/<preset>/H<H>_dh<d_h>-<settings key>.parquet: other settings never share a path
+CAP_RUNS = [f"{CAP}/runs/{capacity_grid.run_name(CAP_PRESET_NAME, CAP_PRESET, h, dh)}"
+            for h, dh in capacity_grid.architectures(CAP_PRESET)]
 CAP_TABLE = {name: f"{CAP}/tables/{file}" for name, file in capacity_aggregate.TABLES.items()}
 CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIGURES for ext in ("png", "pdf")]
 
@@ -22,17 +25,16 @@ rule capacity:
 rule capacity_search:
     """Bracketing search over T for one (H, d_h): the largest T that every seed memorizes."""
     output:
-        f"{CAP}/runs/H{{heads}}_dh{{head_dim}}.parquet",
+        f"{CAP}/runs/{{preset}}/H{{heads}}_dh{{head_dim}}-{{key}}.parquet",
     log:
-        "logs/capacity/H{heads}_dh{head_dim}.log",
+        "logs/capacity/{preset}/H{heads}_dh{head_dim}-{key}.log",
     benchmark:
-        "logs/capacity/H{heads}_dh{head_dim}.benchmark.tsv"
+        "logs/capacity/{preset}/H{heads}_dh{head_dim}-{key}.benchmark.tsv"
     wildcard_constraints:
+        preset=r"[a-z][a-z0-9_]*",
         heads=r"\d+",
         head_dim=r"\d+",
-    params:
-        # what the row depends on: reruns exactly the architectures whose settings changed
-        settings=lambda w: capacity_grid.search_settings(CAP_PRESET, int(w.heads), int(w.head_dim)),
+        key=KEY_PATTERN,
     threads: res("train", "capacity")["threads"]
     resources:
         mem_mb=res("train", "capacity")["mem_mb"],
@@ -40,7 +42,7 @@ rule capacity_search:
         gpu=res("train", "capacity")["gpu"],
     shell:
         "memcap capacity search --threads {threads} --heads {wildcards.heads} "
-        "--head-dim {wildcards.head_dim} --out {output} > {log} 2>&1"
+        "--head-dim {wildcards.head_dim} --settings-key {wildcards.key} --out {output} > {log} 2>&1"
 
 
 rule capacity_aggregate:

@@ -3,6 +3,7 @@ import os
 import sys
 
 from memcap import params as memcap_params
+from memcap.keys import KEY_PATTERN
 
 # `dvc exp run --temp/--queue` runs in a copy of the git-tracked files only (.dvc/tmp/exps/...): no
 # fetched data (data/), no Snakemake metadata (.snakemake/), so persisted runs could silently stand for
@@ -35,8 +36,8 @@ def res(kind, family=None):
     (`retries` in profiles/slurm) asks for attempt x runtime, so a job killed at its time limit gets
     longer and, if it trains, resumes from its checkpoint."""
     scales = memcap_params.scales(config)
-    scale = scales[family] if family else max(scales.values(), key=memcap_params.SCALES.index)
-    by_scale = config["resources"][scale]
+    scale = scales[family] if family else max(scales.values(), key=memcap_params.scale_rank)
+    by_scale = config["resources"].get(scale, config["resources"]["quick"])   # own presets: quick's unless named
     sizes = {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
     first = sizes["runtime"]
     sizes["runtime"] = lambda wildcards, attempt: first * attempt

@@ -6,8 +6,10 @@ from memcap.dpc import figures as dpc_figures
 from memcap.dpc import grid as dpc_grid
 
 DPC = "results/dpc"
-DPC_PRESET = memcap_params.preset(config, "dpc")
-DPC_RUNS = [f"{DPC}/runs/{e}/{s}.parquet" for e, s in dpc_grid.jobs(DPC_PRESET)]
+DPC_PRESET_NAME = memcap_params.scale_of(config, dpc_grid.FAMILY)
+DPC_PRESET = memcap_params.preset(config, dpc_grid.FAMILY)
+# runs/<preset>/<experiment>/<series>-<settings key>.parquet: other settings never share a path
+DPC_RUNS = [f"{DPC}/runs/{dpc_grid.run_name(DPC_PRESET_NAME, DPC_PRESET, e, s)}" for e, s in dpc_grid.jobs(DPC_PRESET)]
 DPC_TABLE = {name: f"{DPC}/tables/{file}" for name, file in dpc_aggregate.TABLES.items()}
 DPC_METRICS = f"{DPC}/metrics.json"
 
@@ -28,16 +30,16 @@ rule dpc:
 rule dpc_train:
     """Train one curve (every x of one series value); one Parquet row per (x, repetition)."""
     output:
-        f"{DPC}/runs/{{experiment}}/{{series}}.parquet",
+        f"{DPC}/runs/{{preset}}/{{experiment}}/{{series}}-{{key}}.parquet",
     log:
-        "logs/dpc/{experiment}/{series}.log",
+        "logs/dpc/{preset}/{experiment}/{series}-{key}.log",
     benchmark:
-        "logs/dpc/{experiment}/{series}.benchmark.tsv"
+        "logs/dpc/{preset}/{experiment}/{series}-{key}.benchmark.tsv"
     wildcard_constraints:
+        preset=r"[a-z][a-z0-9_]*",
         experiment=never_match(list(DPC_PRESET["experiments"])),
         series=r"all|\d+",
-    params:
-        settings=lambda w: dpc_grid.settings(DPC_PRESET, w.experiment),  # reruns when they change
+        key=KEY_PATTERN,
     threads: res("train", "dpc")["threads"]
     resources:
         mem_mb=res("train", "dpc")["mem_mb"],
@@ -45,7 +47,8 @@ rule dpc_train:
         gpu=res("train", "dpc")["gpu"],
     shell:
         "memcap dpc train --threads {threads} --experiment {wildcards.experiment} "
-        "--series {wildcards.series} --checkpoint checkpoints/dpc/{wildcards.experiment}_{wildcards.series} "
+        "--series {wildcards.series} --settings-key {wildcards.key} "
+        "--checkpoint checkpoints/dpc/{wildcards.preset}/{wildcards.experiment}_{wildcards.series}-{wildcards.key} "
         "--out {output} > {log} 2>&1"
 
 

@@ -6,11 +6,14 @@ from memcap.mlt import figures as mlt_figures
 from memcap.mlt import grid as mlt_grid
 
 MLT = "results/mlt_synthetic"
+MLT_PRESET_NAME = memcap_params.scale_of(config, mlt_grid.FAMILY)
 MLT_PRESET = memcap_params.preset(config, mlt_grid.FAMILY)
 MLT_POINTS = mlt_grid.grid_points(MLT_PRESET)
 MLT_ANALYSIS = mlt_grid.analysis_sweeps(MLT_PRESET)
-MLT_RUNS = [f"{MLT}/runs/{s}/{v}/T{t}.parquet" for s, v, t in MLT_POINTS]
-MLT_ATTENTION = [f"{MLT}/attention/{s}/{v}/T{t}.parquet" for s, v, t in MLT_POINTS if s in MLT_ANALYSIS]
+# runs/<preset>/<sweep>/<value>/T<T>-<settings key>.parquet: other settings never share a path
+MLT_NAMES = {(s, v, t): mlt_grid.run_name(MLT_PRESET_NAME, MLT_PRESET, s, v, t) for s, v, t in MLT_POINTS}
+MLT_RUNS = [f"{MLT}/runs/{name}" for name in MLT_NAMES.values()]
+MLT_ATTENTION = [f"{MLT}/attention/{name}" for (s, _, _), name in MLT_NAMES.items() if s in MLT_ANALYSIS]
 MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
 MLT_FIGURES = [f"figures/mlt_synthetic/{name}.{ext}" for name in mlt_figures.NAMES for ext in mlt_figures.FORMATS]
 
@@ -18,6 +21,8 @@ MLT_FIGURES = [f"figures/mlt_synthetic/{name}.{ext}" for name in mlt_figures.NAM
 wildcard_constraints:
     value=r"\d+",
     T=r"\d+",
+    preset=r"[a-z][a-z0-9_]*",
+    key=KEY_PATTERN,
 
 
 rule mlt_synthetic:
@@ -33,15 +38,13 @@ rule mlt_synthetic:
 rule mlt_train:
     """Train every seed of one grid point; one Parquet row per seed."""
     output:
-        f"{MLT}/runs/{{sweep}}/{{value}}/T{{T}}.parquet",
+        f"{MLT}/runs/{{preset}}/{{sweep}}/{{value}}/T{{T}}-{{key}}.parquet",
     log:
-        "logs/mlt_synthetic/{sweep}/{value}/T{T}.log",
+        "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.log",
     benchmark:
-        "logs/mlt_synthetic/{sweep}/{value}/T{T}.benchmark.tsv"
+        "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.benchmark.tsv"
     wildcard_constraints:
         sweep=f"(?!(?:{never_match(MLT_ANALYSIS)})/)[a-z0-9_]+",
-    params:
-        settings=lambda w: mlt_grid.point_settings(MLT_PRESET, w.sweep),  # reruns when they change
     threads: res("train", "mlt_synthetic")["threads"]
     resources:
         mem_mb=res("train", "mlt_synthetic")["mem_mb"],
@@ -49,24 +52,22 @@ rule mlt_train:
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
         "memcap mlt train --threads {threads} --sweep {wildcards.sweep} "
-        "--value {wildcards.value} --dataset-size {wildcards.T} "
-        "--checkpoint checkpoints/mlt_synthetic/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}.pt "
+        "--value {wildcards.value} --dataset-size {wildcards.T} --settings-key {wildcards.key} "
+        "--checkpoint checkpoints/mlt_synthetic/{wildcards.preset}/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}-{wildcards.key}.pt "
         "--out {output} > {log} 2>&1"
 
 
 rule mlt_train_with_attention:
     """Saturation runs (Fig 3): as mlt_train, plus the max attention weight per example and head."""
     output:
-        runs=f"{MLT}/runs/{{sweep}}/{{value}}/T{{T}}.parquet",
-        attention=f"{MLT}/attention/{{sweep}}/{{value}}/T{{T}}.parquet",
+        runs=f"{MLT}/runs/{{preset}}/{{sweep}}/{{value}}/T{{T}}-{{key}}.parquet",
+        attention=f"{MLT}/attention/{{preset}}/{{sweep}}/{{value}}/T{{T}}-{{key}}.parquet",
     log:
-        "logs/mlt_synthetic/{sweep}/{value}/T{T}.log",
+        "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.log",
     benchmark:
-        "logs/mlt_synthetic/{sweep}/{value}/T{T}.benchmark.tsv"
+        "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.benchmark.tsv"
     wildcard_constraints:
         sweep=never_match(MLT_ANALYSIS),
-    params:
-        settings=lambda w: mlt_grid.point_settings(MLT_PRESET, w.sweep),
     threads: res("train", "mlt_synthetic")["threads"]
     resources:
         mem_mb=res("train", "mlt_synthetic")["mem_mb"],
@@ -74,8 +75,8 @@ rule mlt_train_with_attention:
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
         "memcap mlt train --threads {threads} --sweep {wildcards.sweep} "
-        "--value {wildcards.value} --dataset-size {wildcards.T} "
-        "--checkpoint checkpoints/mlt_synthetic/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}.pt "
+        "--value {wildcards.value} --dataset-size {wildcards.T} --settings-key {wildcards.key} "
+        "--checkpoint checkpoints/mlt_synthetic/{wildcards.preset}/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}-{wildcards.key}.pt "
         "--out {output.runs} --attention-out {output.attention} > {log} 2>&1"
 
 

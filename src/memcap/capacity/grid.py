@@ -3,6 +3,8 @@ MLT settings one search step trains with."""
 
 from __future__ import annotations
 
+from memcap.keys import settings_key
+
 FAMILY = "capacity"
 # The MLT trainer's settings that one search step takes from the `training` block of the preset.
 TRAINING_KEYS = ("lr", "batch_size", "epochs", "min_steps", "eval_every", "early_stop")
@@ -12,6 +14,11 @@ def architectures(p: dict) -> list[tuple[int, int]]:
     """(H, d_h) points: the H grid at the fixed d_h, and the d_h grid at the fixed H (deduplicated)."""
     points = [(H, p["head_dim"]) for H in p["heads_grid"]] + [(p["heads"], dh) for dh in p["head_dim_grid"]]
     return list(dict.fromkeys(points))
+
+
+def run_name(preset_name: str, p: dict, heads: int, head_dim: int) -> str:
+    """One architecture's file below runs/: <preset>/H<H>_dh<d_h>-<key>.parquet (memcap.keys)."""
+    return f"{preset_name}/H{heads}_dh{head_dim}-{settings_key(preset_name, search_settings(p, heads, head_dim))}.parquet"
 
 
 def mlt_settings(p: dict, heads: int, head_dim: int) -> dict:

@@ -14,6 +14,8 @@ import logging
 import sys
 
 from memcap import params as memcap_params
+from memcap import results
+from memcap.errors import TrainingFailed
 
 # One module per family, in the order of the pipeline; each adds its commands.
 FAMILIES = ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report")
@@ -23,9 +25,15 @@ def add_params_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default=os.environ.get("MEMCAP_PARAMS", "params.yaml"),
                    help="params file (default: $MEMCAP_PARAMS, which Snakemake sets to the resolved config "
                         "of its DAG for every job; else params.yaml)")
-    p.add_argument("--scale", choices=list(memcap_params.SCALES), help="override the file's scale")
+    p.add_argument("--scale", help="override the file's scale (a preset name: quick, paper or your own)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override the file's device")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all/SLURM's)")
+
+
+def add_settings_key_arg(p: argparse.ArgumentParser) -> None:
+    """Training commands: the key in the output's name (memcap.keys), checked against the params read."""
+    p.add_argument("--settings-key", help="the key in the output's name: the job refuses to run when its "
+                                          "params stand for other settings (Snakemake passes it)")
 
 
 def load_params(args: argparse.Namespace) -> dict:
@@ -54,6 +62,6 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except memcap_params.ParamsError as e:
+    except (memcap_params.ParamsError, TrainingFailed, results.UnreadableResult) as e:
         print(f"memcap: {e}", file=sys.stderr)
         sys.exit(2)

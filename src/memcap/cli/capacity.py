@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memcap.cli import add_params_args, load_params
+from memcap.cli import add_params_args, add_settings_key_arg, load_params
 
 HELP = "capacity by search: the largest T every seed of an MLT architecture memorizes"
 
@@ -13,6 +13,7 @@ def register(sub) -> None:
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--head-dim", type=int, required=True)
     p.add_argument("--out", required=True, help="Parquet with the architecture's one row")
+    add_settings_key_arg(p)
     p.set_defaults(func=_search)
 
     p = sub.add_parser("aggregate", help="the capacity table (both bounds) and the capacity figure")
@@ -25,13 +26,15 @@ def register(sub) -> None:
 
 def _search(args) -> None:
     from memcap import params as memcap_params
-    from memcap import results, runtime
-    from memcap.capacity.grid import FAMILY
+    from memcap import keys, results, runtime
+    from memcap.capacity.grid import FAMILY, search_settings
     from memcap.capacity.search import search_architecture
 
     params = load_params(args)
     runtime.prepare(args.threads)
     p = memcap_params.preset(params, FAMILY)
+    keys.check(args.settings_key, memcap_params.scale_of(params, FAMILY), search_settings(p, args.heads, args.head_dim),
+               args.params)
     row = search_architecture(p, args.heads, args.head_dim, memcap_params.scale_of(params, "capacity"), params["device"], progress=True)
     results.write_parquet(row, args.out, results.provenance(p, scale=memcap_params.scale_of(params, "capacity"), heads=args.heads,
                                                             head_dim=args.head_dim))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memcap import params as memcap_params
-from memcap.cli import add_params_args, load_params
+from memcap.cli import add_params_args, add_settings_key_arg, load_params
 
 HELP = "DPC (Dana et al. 2025): look-up tables memorised by attention-only transformers"
 
@@ -15,6 +15,7 @@ def register(sub) -> None:
     p.add_argument("--series", required=True, help="series value (e.g. d), or 'all' for experiments without one")
     p.add_argument("--out", required=True, help="Parquet of the runs (one row per grid point and repetition)")
     p.add_argument("--checkpoint", help="prefix of per-grid-point checkpoints (preemption, requeue)")
+    add_settings_key_arg(p)
     p.set_defaults(func=_train)
 
     p = sub.add_parser("aggregate", help="concatenate the run Parquets; per-grid-point summary; DVC metrics")
@@ -49,13 +50,14 @@ def _preset(params: dict) -> dict:
 
 
 def _train(args) -> None:
-    from memcap import results, runtime
+    from memcap import keys, results, runtime
     from memcap.dpc import grid, train
 
     params = load_params(args)
     runtime.prepare(args.threads)
     s = grid.settings(_preset(params), args.experiment)
     scale = memcap_params.scale_of(params, "dpc")
+    keys.check(args.settings_key, scale, s, args.params)
     runs = train.run_job(s, args.experiment, args.series, scale, params.get("device", "auto"),
                          checkpoint_prefix=args.checkpoint)
     meta = results.provenance(s, scale=scale, experiment=args.experiment, series=args.series)

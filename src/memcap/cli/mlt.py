@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memcap import params as memcap_params
-from memcap.cli import add_params_args, load_params
+from memcap.cli import add_params_args, add_settings_key_arg, load_params
 
 HELP = "MLT synthetic sweeps (Mahdavi et al. Figs 2a/2b/2c/4/5, Fig 3's attention data)"
 
@@ -17,6 +17,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="Parquet of the runs (one row per seed)")
     p.add_argument("--attention-out", help="Parquet of max attention weights (saturation sweeps)")
     p.add_argument("--checkpoint", help="resume from / save to this file (preemption, requeue)")
+    add_settings_key_arg(p)
     p.set_defaults(func=_train)
 
     p = sub.add_parser("aggregate", help="concatenate run Parquets into the family table and its metrics")
@@ -37,7 +38,7 @@ def register(sub) -> None:
 
 
 def _train(args) -> None:
-    from memcap import checkpoint, results, runtime
+    from memcap import checkpoint, keys, results, runtime
     from memcap.mlt import grid
     from memcap.mlt.train import attention_maxima, train_point
 
@@ -45,6 +46,7 @@ def _train(args) -> None:
     runtime.prepare(args.threads)
     preset = memcap_params.preset(params, "mlt_synthetic")
     s = grid.sweep_settings(preset, args.sweep)
+    keys.check(args.settings_key, memcap_params.scale_of(params, grid.FAMILY), grid.point_settings(preset, args.sweep), args.params)
     labels = {"family": grid.FAMILY, "sweep": args.sweep, "scale": memcap_params.scale_of(params, "mlt_synthetic")}
     runs, best, model = train_point(s, args.value, args.dataset_size, params["device"], labels=labels,
                                     checkpoint_path=args.checkpoint,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from memcap.errors import ParamsError
+from memcap.keys import settings_key
 
 FAMILY = "dpc"
 X_KEYS = ("heads", "head_dim", "dim", "width_mult", "mlp_heads")
@@ -28,6 +29,12 @@ def settings(preset: dict, experiment: str) -> dict:
     e = preset["experiments"][experiment]
     return {**preset["groups"][e["group"]], **e, "group_seed": preset["group_seed"],
             "per_head_proj": preset["per_head_proj"]}
+
+
+def run_name(preset_name: str, preset: dict, experiment: str, label: str) -> str:
+    """A curve's file below runs/: <preset>/<experiment>/<series label>-<key>.parquet, the key standing
+    for the experiment's settings (memcap.keys)."""
+    return f"{preset_name}/{experiment}/{label}-{settings_key(preset_name, settings(preset, experiment))}.parquet"
 
 
 def jobs(preset: dict) -> list[tuple[str, str]]:

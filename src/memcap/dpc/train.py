@@ -25,6 +25,7 @@ import torch
 from memcap import checkpoint as ckpt
 from memcap.dpc import bounds, grid
 from memcap.dpc.schedule import effective_lr
+from memcap.errors import TrainingFailed
 from memcap.models.aot import AoT, param_count
 from memcap.progress import Progress
 from memcap.runtime import pick_device
@@ -165,6 +166,9 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
                                         "gens": [g.get_state() for g in gens], "epoch": epoch,
                                         "acc_hist": acc_hist.cpu(), "loss_hist": loss_hist.cpu()}, run_config)
             last_save = time.monotonic()
+    if not bool(torch.isfinite(loss_hist[:, total - 1]).all()):   # a diverged run is an error, not a result
+        raise TrainingFailed(f"seeds {seeds}: the training loss is not finite at the end "
+                             f"({loss_hist[:, total - 1].tolist()}; lr {cfg.lr}); nothing is written")
     lo = max(total - cfg.window - 1, 0)          # Acc[-101:-1]: the window before the last batch
     acc_window = acc_hist[:, lo:total - 1].mean(1)
     loss_window = loss_hist[:, lo:total - 1].mean(1)

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 FAMILY = "mlt_synthetic"
+# The sweeps a figure or table reads (spec mahdavi.md §2.3, the original's 11 runs; memcap.mlt.figures
+# maps them to figures). A sweep of another name is read by nothing unless it is a saturation sweep
+# (analysis: true, Fig 3), so a misspelled name would train for nothing and its figure say SKIPPED.
+KNOWN_SWEEPS = ("regress_scale_ctx_size", "regress_scale_ctx_size_shared", "regress_scale_head",
+                "regress_scale_head_shared", "scale_head", "scale_head_shared", "scale_ctx_size",
+                "scale_ctx_size_shared", "scale_dh_shared")
 
 
 def problems(params: dict) -> list[str]:
@@ -12,6 +18,9 @@ def problems(params: dict) -> list[str]:
             s = {**p.get("defaults", {}), **sw}
             d = s.get("input_dim")
             key = f"{FAMILY}.{scale}.sweeps.{name}"
+            if name not in KNOWN_SWEEPS and not s.get("analysis"):
+                out.append(f"{key}: no figure or table reads a sweep of this name; allowed: one of "
+                           f"{list(KNOWN_SWEEPS)}, or any name with analysis: true (a Fig 3 saturation sweep)")
             head_dims = sw["values"] if sw.get("vary") == "head_dim" else [s.get("head_dim")]
             for dh in head_dims:
                 if dh is not None and d is not None and dh > d:

@@ -8,6 +8,7 @@ job (they share every shape), one Parquet per grid point.
 from __future__ import annotations
 
 from memcap.errors import ParamsError
+from memcap.keys import settings_key
 
 FAMILY = "mlt_synthetic"
 VARIED = ("heads", "context_size", "head_dim")
@@ -29,6 +30,12 @@ def point_settings(preset: dict, sweep: str) -> dict:
     """What a grid point's numbers depend on (its rule's params): the sweep settings without the grid
     lists, so adding or changing one value or T reruns only that point, not the whole sweep."""
     return {k: v for k, v in sweep_settings(preset, sweep).items() if k not in ("values", "dataset_sizes")}
+
+
+def run_name(preset_name: str, preset: dict, sweep: str, value: int, T: int) -> str:
+    """A grid point's file below runs/ (and attention/): <preset>/<sweep>/<value>/T<T>-<key>.parquet,
+    the key standing for the point's settings (memcap.keys)."""
+    return f"{preset_name}/{sweep}/{value}/T{T}-{settings_key(preset_name, point_settings(preset, sweep))}.parquet"
 
 
 def grid_points(preset: dict) -> list[tuple[str, int, int]]:

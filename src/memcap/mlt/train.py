@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from memcap import checkpoint as ckpt
+from memcap.errors import TrainingFailed
 from memcap.mlt.grid import shape
 from memcap.mlt.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
@@ -186,6 +187,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
                 last_save = time.monotonic()
     bar.close(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
 
+    _refuse_untrained(seeds, best_loss, best_step, done_at, step, cfg)
     results = []
     for m in range(M):
         stopped = int(done_at[m]) >= 0
@@ -194,6 +196,19 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
             mem_loss=float(best_loss[m]), memorized_bits=float(best_bits[m]), best_step=int(best_step[m]),
             steps_run=int(done_at[m]) if stopped else step, steps_planned=total, early_stopped=stopped))
     return results, best_state
+
+
+def _refuse_untrained(seeds, best_loss, best_step, done_at, step, cfg: TrainConfig) -> None:
+    """A model whose loss was never finite, or never went below its step-0 evaluation although it
+    trained, has learned nothing: recording its initialisation as a result would be a lie."""
+    trained = (done_at != 0) & (step > 0)
+    failed = [s for s, loss, best, t in zip(seeds, best_loss.tolist(), best_step.tolist(), trained.tolist())
+              if not math.isfinite(loss) or (t and best == 0)]
+    if failed:
+        raise TrainingFailed(f"seeds {failed}: training ended no better than the initialisation (best loss "
+                             f"{[round(float(x), 6) for x in best_loss.tolist()]} at steps {best_step.tolist()}, "
+                             f"lr {cfg.lr}, {step} steps); nothing is written. Check lr, batch_size and the "
+                             f"steps in params.yaml")
 
 
 def train_point(settings: dict, value: int, dataset_size: int, device="auto", labels: dict | None = None,

@@ -90,6 +90,9 @@ def fmt(point: float, low: float, high: float) -> str:
 def scale_title(scales, reason: str) -> str:
     """A table title's scale part; rows at quick are stand-ins (`reason` says how they are reduced)."""
     scales = sorted(set(scales)) or ["none"]
+    own = [s for s in scales if s not in ("quick", "paper", "none")]
+    if own:
+        return f"(scales: {', '.join(scales)}; rows at {', '.join(own)} are OWN PRESETS, not the papers' settings)"
     if scales == ["quick"]:
         return f"(scale: quick) (QUICK STAND-IN: {reason})"
     if "quick" in scales:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memcap.params import own_preset_note
 from memcap.theory import saturation
 
 TABLES = {**{name: f"{name}.parquet" for name in ("construct", "gd", "trained_ranks", "rank_bounds", "saturation")},
@@ -18,14 +19,14 @@ def scale_label(scale: str) -> str:
     """What the numbers are, printed on every table and figure so a stand-in never passes for the paper."""
     if scale == "quick":
         return "quick preset: a stand-in with smaller d, n, H, T and steps than the paper"
-    return "paper preset"
+    return own_preset_note(scale) or "paper preset"
 
 
 def saturation_table(att: pd.DataFrame, threshold: float, scale: str) -> pd.DataFrame:
     """Fig 3's table: one row per (run, seed) of the attention Parquets."""
     table = saturation.summary(att, threshold)
     table.insert(0, "scale", scale)
-    table["stand_in"] = scale == "quick"
+    table["stand_in"] = scale != "paper"
     return table
 
 
