@@ -38,13 +38,9 @@ include: "workflow/rules/capacity.smk"
 include: "workflow/rules/report.smk"
 
 
-# Before any job, in the process that schedules them (not in a SLURM job's own Snakemake):
-#  - one run at a time in a project, whatever its targets: two runs share logs, checkpoints and the
-#    resolved params, and DVC records what the last one left;
-#  - a result file that exists but cannot be read stops the run naming the file, instead of being
-#    taken as done and failing deep inside an aggregation.
-if workflow.is_main_process and not workflow.dryrun:
-    RUN_LOCK = run_lock.acquire(".snakemake/memcap/run.lock")
+# Before any job, in the process that schedules them (not in a SLURM job's own Snakemake): a result
+# file that exists but cannot be read stops the run naming the file, instead of being taken as done and
+# failing deep inside an aggregation.
 if workflow.is_main_process:
     unreadable = results.unreadable([*MLT_RUNS, *MLT_ATTENTION, *DPC_RUNS, *CAP_RUNS, *(
         path for table in (MLT_TABLE, TH_TABLE, DPC_TABLE, ASM_TABLE, CAP_TABLE)
@@ -62,6 +58,14 @@ rule all:
         rules.assumptions.input,
         rules.capacity.input,
         rules.report.input,  # last: the report reads every family's results
+
+
+# One run at a time in a project, whatever its targets (two runs share logs, checkpoints and the
+# resolved params, and DVC records what the last one left): taken when jobs are about to start, so dry
+# runs and "nothing to be done" never wait.
+onstart:
+    if workflow.is_main_process:
+        RUN_LOCK = run_lock.acquire(".snakemake/memcap/run.lock")
 
 
 # After the run: logs/summary/latest.md (jobs, wall time, the slowest jobs).

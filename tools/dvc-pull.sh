@@ -76,7 +76,7 @@ fi
 
 # Outputs must match dvc.lock; changed deps or params only mean `dvc repro` has work to do. A run
 # folder where run files of other settings were kept differs by those files only.
-bad="$(KEPT="${runs:-}" dvc status --json "${targets[@]}" | python -c '
+bad="$(dvc status --json "${targets[@]}" | KEPT="${runs:-}" python -c '
 import json, os, sys
 kept = {"/".join(f.split("/")[:3]) for f in os.environ["KEPT"].split()}
 status = json.load(sys.stdin)

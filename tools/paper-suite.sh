@@ -79,6 +79,7 @@ finish)
     # `dvc repro` would delete theory's (non-persist) tables and retrain the GD cases: Snakemake
     # aggregates the finished runs and `dvc commit` records exactly what it made.
     snakemake --cores "$cores" --quiet rules -- "${targets[@]}"
+    dvc repro --quiet params            # the params check every stage depends on (validation only)
     dvc commit --force --quiet "${targets[@]}"
     echo "recorded ${targets[*]} at the published scale in dvc.lock; next: dvc repro (the report), make publish," \
          "then commit params.yaml, dvc.lock and published/"

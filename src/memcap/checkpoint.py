@@ -12,18 +12,49 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import torch
 
 from memcap.results import atomic_path
+
+
+_FRAME = "__memcap_dataframe__"
 
 
 def fingerprint(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _plain(obj: Any) -> Any:
+    """What torch.load(weights_only=True) reads back: tensors, Python numbers, strings, containers.
+    A DataFrame (a finished point's rows) is stored as its columns' lists; numpy values as Python's."""
+    if isinstance(obj, pd.DataFrame):
+        return {_FRAME: {k: _plain(v) for k, v in obj.to_dict("list").items()}}
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_plain(v) for v in obj)
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(obj)
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _restore(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        if set(obj) == {_FRAME}:
+            return pd.DataFrame(obj[_FRAME])
+        return {k: _restore(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_restore(v) for v in obj]
+    return obj
+
+
 def save(path: str | os.PathLike, state: dict[str, Any], config: dict[str, Any]) -> None:
     with atomic_path(path) as tmp:
-        torch.save({"fingerprint": fingerprint(config), "state": state}, tmp)
+        torch.save({"fingerprint": fingerprint(config), "state": _plain(state)}, tmp)
 
 
 def load(path: str | os.PathLike | None, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -36,7 +67,7 @@ def load(path: str | os.PathLike | None, config: dict[str, Any]) -> dict[str, An
     except Exception as err:   # truncated, or not ours: start afresh (and overwrite it) rather than fail
         print(f"checkpoint {path} cannot be read ({type(err).__name__}); training starts afresh", flush=True)
         return None
-    return blob["state"] if blob.get("fingerprint") == fingerprint(config) else None
+    return _restore(blob["state"]) if blob.get("fingerprint") == fingerprint(config) else None
 
 
 def remove(path: str | os.PathLike | None) -> None:
