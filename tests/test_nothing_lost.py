@@ -214,7 +214,7 @@ def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_i
     `make pull` then restores the published tables and figures and keeps your runs."""
     root, env = restored.root, ih.code_env(restored.root)
     readme = (REPO / "README.md").read_text()
-    example = readme.split("# mine.yaml", 1)[1].split("```", 1)[0]
+    example = "# mine.yaml" + readme.split("# mine.yaml", 1)[1].split("```", 1)[0]
     (root / "mine.yaml").write_text(example)
     before = _digest(root)
     out = restored.snakemake("--configfile", "mine.yaml", "--", "mlt_synthetic", env=env)

@@ -35,7 +35,8 @@ esac
 
 # 1. Fetch everything into DVC's cache first: if anything is missing on the remote, the workspace is
 #    left exactly as it was (no half-restored family that Snakemake would then retrain).
-if ! log="$(dvc fetch "${targets[@]}" 2>&1)"; then
+#    (dvc fetch exits 0 when an object is missing on the remote, with a warning: that is a failure too.)
+if ! log="$(dvc fetch "${targets[@]}" 2>&1)" || grep -qiE "missing cache files|do not exist" <<<"$log"; then
     echo "memcap: could not fetch the cached results from the $where; nothing in your workspace changed." >&2
     grep -m 3 -E "^(ERROR|WARNING)" <<<"$log" | cut -c 1-300 | sed 's/^/  dvc: /' >&2 || true
     if grep -qiE "missing cache files|not exist neither locally nor on remote|checkout failed|missing" <<<"$log"; then
