@@ -218,7 +218,8 @@ def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_i
     (root / "mine.yaml").write_text(example)
     before = _digest(root)
     out = restored.snakemake("--configfile", "mine.yaml", "--", "mlt_synthetic", env=env)
-    assert out.stdout.count("rule mlt_train:") == 3, out.stdout[-3000:]
+    log = out.stdout + out.stderr
+    assert log.count("rule mlt_train:") == 3, log[-3000:]
     after = _digest(root)
     runs = [f for f in before if "/runs/" in f or "/attention/" in f]
     assert all(after[f] == before[f] for f in runs)            # every published run, byte for byte

@@ -70,7 +70,7 @@ if ! log="$(dvc checkout "${targets[@]}" 2>&1)"; then
         if [ -e "$f" ]; then   # the published result has this very name: both kept, yours beside it
             echo "  $f: the published file has this name; yours is kept as $kept_dir/$f" >&2
         else
-            mv "$kept_dir/$f" "$f"
+            mkdir -p "$(dirname "$f")" && mv "$kept_dir/$f" "$f"
         fi
     done <<<"$runs"
 fi
