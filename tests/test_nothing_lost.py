@@ -276,7 +276,8 @@ def test_a_second_run_on_other_targets_waits_its_turn(project):
     project.edit_params(lambda p: (ih.tiny_two_families(p), p["mlt_synthetic"]["quick"]["defaults"].update(
         min_steps=100000, eval_every=1000, early_stop=False)))
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **ih.code_env(project.root)}
-    first = subprocess.Popen([str(BIN / "snakemake"), "--cores", "1", "--", "mlt_synthetic"], cwd=project.root,
+    point = project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)     # outputs disjoint from theory's
+    first = subprocess.Popen([str(BIN / "snakemake"), "--cores", "1", "--", point], cwd=project.root,
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              start_new_session=True)
     try:
@@ -284,9 +285,12 @@ def test_a_second_run_on_other_targets_waits_its_turn(project):
         end = time.monotonic() + 120
         while not (lock.exists() and "pid" in lock.read_text()) and time.monotonic() < end:
             time.sleep(0.2)
-        second = project.snakemake("--", "theory", check=False)
-        assert second.returncode != 0 and "another Snakemake run is going on" in second.stderr + second.stdout
-        assert project.snakemake("-n", "--", "theory").returncode == 0
+        construct = "results/theory/tables/construct.parquet"
+        second = project.snakemake("--", construct, check=False)
+        assert second.returncode != 0 and "another Snakemake run is going on" in second.stderr + second.stdout, \
+            second.stderr[-2000:]
+        assert not (project.root / construct).exists()                      # it started no job
+        assert project.snakemake("-n", "--", construct).returncode == 0
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
