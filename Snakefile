@@ -65,7 +65,7 @@ rule all:
 # runs and "nothing to be done" never wait.
 onstart:
     if workflow.is_main_process:
-        RUN_LOCK = run_lock.acquire(".snakemake/memcap/run.lock")
+        run_lock.acquire(".snakemake/memcap/run.lock")   # held until this process ends
 
 
 # After the run: logs/summary/latest.md (jobs, wall time, the slowest jobs).

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import IO
 
 
+_HELD: list[IO] = []   # the open lock file: closing it (or its garbage collection) would release it
+
+
 def acquire(path: str | os.PathLike) -> IO:
-    """Hold the lock for the life of this process (keep the returned file open), or exit naming the
-    process that holds it."""
+    """Hold the lock for the life of this process, or exit naming the process that holds it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = open(path, "a+")
@@ -32,4 +34,5 @@ def acquire(path: str | os.PathLike) -> IO:
     handle.truncate()
     handle.write(f"pid {os.getpid()}: {' '.join(sys.argv)[:300]}\n")
     handle.flush()
+    _HELD.append(handle)
     return handle
