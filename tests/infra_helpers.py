@@ -40,6 +40,9 @@ def tiny_two_families(p: dict, resources: bool = True) -> None:
     t["bounds"]["prop5"].update(input_dim=4, context_size=6, heads=[1], dataset_size=20, weight_scales=[1.0])
     if resources:
         p["resources"]["quick"] = {"train": dict(TRAIN_RES), "light": dict(LIGHT_RES)}
+    # The test cluster's GPUs are fake and torch is the CPU build: `auto` would (rightly) refuse a job
+    # that was given a GPU it cannot use; these jobs train on the CPU on purpose.
+    p["device"] = "cpu"
 
 
 def code_env(root: Path) -> dict:

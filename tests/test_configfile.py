@@ -55,6 +55,6 @@ def test_config_override_reaches_the_job(project):
                              check=False)
     assert proc.returncode != 0
     log = (project.root / log_of(project.run_path("mlt_synthetic", *POINT))).read_text()
-    assert "device='cuda' was requested but no CUDA device is visible" in log
+    assert "device='cuda' was requested but no CUDA device is usable" in log
     resolved = list((project.root / ".snakemake" / "memcap").glob("params-*.yaml"))
     assert [yaml.safe_load(f.read_text())["device"] for f in resolved] == ["cuda"]

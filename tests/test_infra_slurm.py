@@ -114,11 +114,12 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     ih.assert_same_results(project.root, local)
 
     # A failing job: its log is shown, not just its path, and its retry asks for twice the time limit
-    # (params.yaml runtime x attempt). device=cuda on a CPU-only node fails in the job. Runs in the local
+    # (params.yaml runtime x attempt). device=auto fails in the job: SLURM gave it a (fake) GPU that this
+    # CPU-only torch cannot use, and it must not fall back to the CPU silently. Runs in the local
     # copy, alongside the `dvc repro` below (one snakemake per working directory).
     failing = background(
         [str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--retries", "1", "--config",
-         "device=cuda", "--", project.run_path("mlt_synthetic", "scale_head_shared", 2, 32)],
+         "device=auto", "--", project.run_path("mlt_synthetic", "scale_head_shared", 2, 32)],
         cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
 
     # `dvc repro` with the SLURM profiles from the environment: one new grid value submits exactly its
@@ -142,5 +143,6 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     attempts = [ih.show_job(j) for j in ih.submitted_jobs(out)]
     assert [ih.minutes(j["TimeLimit"]) for j in attempts] == [ih.TRAIN_RES["runtime"] * a for a in (1, 2)], out[-3000:]
     # The job's own log (the memcap error), printed by --show-failed-logs; plus the SLURM log's path.
-    assert "device='cuda' was requested but no CUDA device is visible" in out, out[-3000:]
+    # a job given a (fake) GPU by SLURM with a CPU-only torch stops with the reason, not on the CPU
+    assert "this job was given a GPU" in out and "CPU-only build" in out, out[-3000:]
     assert ".snakemake/slurm_logs/rule_mlt_train/" in out

@@ -9,13 +9,42 @@ import numpy as np
 import torch
 
 
-def pick_device(requested: str = "auto") -> torch.device:
-    """'auto' takes the GPU when one is visible, else the CPU; 'cpu'/'cuda' force one."""
-    if requested == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def gpus_given() -> dict[str, str]:
+    """The variables by which a scheduler handed this job GPUs (empty: none was given): device lists
+    (CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS, SLURM_STEP_GPUS; "0" is the first GPU) and SLURM's count."""
+    env = os.environ
+    given = {k: env[k] for k in ("CUDA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS")
+             if env.get(k, "").strip() not in ("", "-1", "NoDevFiles")}
+    count = env.get("SLURM_GPUS_ON_NODE", "").strip()
+    if count.isdigit() and int(count) > 0:
+        given["SLURM_GPUS_ON_NODE"] = count
+    return given
+
+
+def why_no_cuda() -> str:
+    """Why torch cannot use a GPU here: a CPU-only build, or a CUDA build that sees no device."""
+    if torch.version.cuda is None:
+        return (f"this torch ({torch.__version__}) is a CPU-only build (torch.version.cuda is None); install "
+                f"the CUDA build of the same version on the GPU nodes (README, 'Running on a SLURM cluster')")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>")
+    return (f"torch {torch.__version__} is built for CUDA {torch.version.cuda} but sees no device "
+            f"(CUDA_VISIBLE_DEVICES={visible!r}; check the driver with nvidia-smi)")
+
+
+def pick_device(requested: str = "auto", log: bool = True) -> torch.device:
+    """'auto' takes the GPU when one is visible, else the CPU; 'cpu'/'cuda' force one. A job that was
+    given a GPU (CUDA_VISIBLE_DEVICES, SLURM's GPU variables) but cannot use it stops with the reason
+    instead of training on the CPU under a GPU job's time limit. The choice is logged."""
     if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"device={requested!r} was requested but no CUDA device is visible")
-    return torch.device(requested)
+        raise RuntimeError(f"device={requested!r} was requested but no CUDA device is usable: {why_no_cuda()}")
+    if requested == "auto" and not torch.cuda.is_available() and gpus_given():
+        raise RuntimeError(f"this job was given a GPU ({gpus_given()}) but cannot use it: {why_no_cuda()}; "
+                           f"set device: cpu in params.yaml to train on the CPU on purpose")
+    device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if requested == "auto" else requested)
+    if log:
+        name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} CPU threads"
+        print(f"device: {device} ({name}; requested {requested!r})", flush=True)
+    return device
 
 
 def seed_everything(seed: int) -> None:
@@ -33,8 +62,12 @@ def set_threads(threads: int | None) -> None:
 
 
 def enable_determinism() -> None:
-    """Same params, same numbers: deterministic kernels where torch offers them."""
+    """Same params, same numbers: deterministic kernels where torch offers them, and full fp32 on a
+    GPU (Ampere and later would otherwise round matmuls and cuDNN convolutions, e.g. the ViT patch
+    embedding, to TF32's 10-bit mantissa: a rank check near its threshold could flip)."""
     torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.set_float32_matmul_precision("highest")   # fp32 matmuls stay fp32 (no TF32)
+    torch.backends.cudnn.allow_tf32 = False          # cuDNN's default is TF32 for convolutions
     if torch.cuda.is_available():
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 

@@ -47,7 +47,9 @@ rule mlt_train:
         sweep=f"(?!(?:{never_match(MLT_ANALYSIS)})/)[a-z0-9_]+",
     threads: res("train", "mlt_synthetic")["threads"]
     resources:
-        mem_mb=res("train", "mlt_synthetic")["mem_mb"],
+        # the class's request, or more when the grid point's data needs it (memcap.mlt.grid.job_mem_mb)
+        mem_mb=lambda w: mlt_grid.job_mem_mb(mlt_grid.sweep_settings(MLT_PRESET, w.sweep), int(w.value), int(w.T),
+                                             res("train", "mlt_synthetic")["mem_mb"]),
         runtime=res("train", "mlt_synthetic")["runtime"],
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
@@ -70,7 +72,9 @@ rule mlt_train_with_attention:
         sweep=never_match(MLT_ANALYSIS),
     threads: res("train", "mlt_synthetic")["threads"]
     resources:
-        mem_mb=res("train", "mlt_synthetic")["mem_mb"],
+        # the class's request, or more when the grid point's data needs it (memcap.mlt.grid.job_mem_mb)
+        mem_mb=lambda w: mlt_grid.job_mem_mb(mlt_grid.sweep_settings(MLT_PRESET, w.sweep), int(w.value), int(w.T),
+                                             res("train", "mlt_synthetic")["mem_mb"]),
         runtime=res("train", "mlt_synthetic")["runtime"],
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:

@@ -44,7 +44,8 @@ def vit_config(geometry: dict):
     return ViTConfig(image_size=geometry["image_size"], patch_size=geometry["patch_size"],
                      num_channels=geometry["channels"], hidden_size=geometry["hidden"],
                      num_attention_heads=geometry["heads"], intermediate_size=geometry["mlp"],
-                     num_hidden_layers=geometry.get("layers", 1))
+                     num_hidden_layers=geometry.get("layers", 1),
+                     attn_implementation="eager")   # sdpa's CUDA backward is nondeterministic
 
 
 def random_vit(geometry: dict, seed: int):

@@ -110,6 +110,20 @@ def evaluate_table(model: AoT, task: LookupTask, batch_size: int = 8192, with_bi
     return hits / len(ctx), loss / len(ctx)
 
 
+def train_step(model: AoT, tokens: torch.Tensor, opt, acc_hist: torch.Tensor, loss_hist: torch.Tensor,
+               step: int) -> None:
+    """One optimizer step of every model on its batch tokens (M, B, 3); the batch's accuracy and loss,
+    from the forward pass before the step, go into the histories on the device (no host sync)."""
+    logits = model(tokens[..., :2])                                   # (M, B, N)
+    loss, hit = NLLAndHits.apply(logits, tokens[..., 2])              # (M, B) each
+    with torch.no_grad():
+        acc_hist[:, step] = hit.float().mean(1)
+        loss_hist[:, step] = loss.mean(1)
+    opt.zero_grad(set_to_none=True)
+    loss.mean(1).sum().backward()   # sum over models of each model's mean loss
+    opt.step()
+
+
 def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
           checkpoint_path: str | None = None, progress: bool = True, desc: str = "train") -> list[RunResult]:
     """Train M models on the task's fixed sample; return one RunResult per model."""
@@ -146,16 +160,7 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
         perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)   # (M, n)
         batches = task.samples[perm].view(M, cfg.batches, B, 3)              # (M, batches, B, 3)
         for b in range(cfg.batches):
-            step = epoch * cfg.batches + b
-            tokens = batches[:, b]                                            # (M, B, 3)
-            logits = model(tokens[..., :2])                                   # (M, B, N)
-            loss, hit = NLLAndHits.apply(logits, tokens[..., 2])              # (M, B) each
-            with torch.no_grad():
-                acc_hist[:, step] = hit.float().mean(1)
-                loss_hist[:, step] = loss.mean(1)
-            opt.zero_grad(set_to_none=True)
-            loss.mean(1).sum().backward()   # sum over models of each model's mean loss
-            opt.step()
+            train_step(model, batches[:, b], opt, acc_hist, loss_hist, epoch * cfg.batches + b)
         epoch += 1
         bar.update(cfg.batches)
         done = slice((epoch - 1) * cfg.batches, epoch * cfg.batches)   # this epoch's batches, all models

@@ -7,6 +7,8 @@ job (they share every shape), one Parquet per grid point.
 
 from __future__ import annotations
 
+import math
+
 from memcap.errors import ParamsError
 from memcap.keys import settings_key
 
@@ -16,6 +18,9 @@ VARIED = ("heads", "context_size", "head_dim")
 # (the paper's exact cut was not recoverable; spec mahdavi.md §3.1). Torch- and plot-free here, so the
 # scorecard reads the same cut without importing the figure code.
 SATURATION_ACC = 0.99
+# Rows of a dataset drawn at a time (memcap.tasks.mlt_data): the only scratch memory beside the data.
+CHUNK_ROWS = 4096
+EVAL_BATCH = 8192   # examples per evaluation forward pass (memcap.mlt.train.TrainConfig)
 
 
 def sweep_settings(preset: dict, sweep: str) -> dict:
@@ -36,6 +41,25 @@ def run_name(preset_name: str, preset: dict, sweep: str, value: int, T: int) -> 
     """A grid point's file below runs/ (and attention/): <preset>/<sweep>/<value>/T<T>-<key>.parquet,
     the key standing for the point's settings (memcap.keys)."""
     return f"{preset_name}/{sweep}/{value}/T{T}-{settings_key(preset_name, point_settings(preset, sweep))}.parquet"
+
+
+def data_bytes(settings: dict, value: int, T: int) -> int:
+    """Host memory of one job's data: every seed's float32 queries, contexts and labels, built in place
+    (memcap.tasks.mlt_data), plus one chunk of float64 draws and, for random contexts, the contexts an
+    evaluation batch gathers with the keys and values computed from them."""
+    shp, d, M = shape(settings, value), settings["input_dim"], len(settings["seeds"])
+    n, classification = shp["context_size"], settings["task"] == "classification"
+    contexts = n * d if settings["context"] == "shared" else T * n * d
+    data = M * (4 * (T * d + contexts) + (8 if classification else 4) * T)
+    scratch = 8 * CHUNK_ROWS * max(n * d, settings["num_classes"])
+    gathered = 0 if settings["context"] == "shared" else 3 * 4 * M * min(EVAL_BATCH, T) * n * d
+    return data + scratch + gathered
+
+
+def job_mem_mb(settings: dict, value: int, T: int, class_mem_mb: int) -> int:
+    """A training job's memory request: its class's (params.yaml resources), or its data with half
+    again for torch's buffers and 1 GB for the interpreter, torch and the model, when that is more."""
+    return max(class_mem_mb, math.ceil(1.5 * data_bytes(settings, value, T) / 2 ** 20) + 1024)
 
 
 def grid_points(preset: dict) -> list[tuple[str, int, int]]:

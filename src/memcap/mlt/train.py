@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from memcap import checkpoint as ckpt
 from memcap.errors import TrainingFailed
-from memcap.mlt.grid import shape
+from memcap.mlt.grid import EVAL_BATCH, shape
 from memcap.mlt.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
 from memcap.progress import Progress
@@ -39,7 +39,7 @@ class TrainConfig:
     epochs: int = 500            # the "500" in S = max(500·T/256, min_steps)
     min_steps: int = 50_000
     eval_every: int = 500
-    eval_batch_size: int = 8192
+    eval_batch_size: int = EVAL_BATCH
     early_stop: bool = True
     checkpoint_every_s: float = 300.0   # wall-clock seconds between checkpoints (0: every eval, <0: never)
 
@@ -87,29 +87,53 @@ def evaluate(model: MLTAttention, data: MLTData, classification: bool, batch_siz
 
 
 class _Shuffler:
-    """Per-model epoch permutations from per-model generators; its state is part of a checkpoint."""
+    """Per-model epoch permutations from per-model generators; its state is part of a checkpoint.
+
+    Several epochs' permutations are drawn on the CPU and copied to the device at once (about
+    PERMUTED_ROWS indices per model), so a small dataset (T = 550: a new epoch every ~2 steps) does not
+    copy to the GPU on the per-step path. Each generator draws the same permutations in the same order
+    as one epoch at a time would."""
+
+    PERMUTED_ROWS = 1 << 16
 
     def __init__(self, seeds: list[int], size: int, device):
         self.gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]
-        self.size, self.device, self.pos, self.perm = size, device, size, None
+        self.size, self.device, self.pos = size, device, size
+        self.ahead = max(1, self.PERMUTED_ROWS // size)    # epochs per draw
+        self.perms, self.epoch = None, 0                   # (M, epochs, size) on the device
 
     def next(self, batch_size: int) -> torch.Tensor:
         if self.pos >= self.size:  # new epoch; the last batch of an epoch may be short
-            self.perm = torch.stack([torch.randperm(self.size, generator=g) for g in self.gens]).to(self.device)
+            self.epoch += 1
+            if self.perms is None or self.epoch >= self.perms.shape[1]:
+                self.perms = torch.stack([torch.stack([torch.randperm(self.size, generator=g)
+                                                       for _ in range(self.ahead)]) for g in self.gens]).to(self.device)
+                self.epoch = 0
             self.pos = 0
-        idx = self.perm[:, self.pos:self.pos + batch_size]
+        idx = self.perms[:, self.epoch, self.pos:self.pos + batch_size]
         self.pos += batch_size
         return idx
 
     def state(self):
-        return {"gens": [g.get_state() for g in self.gens], "pos": self.pos,
-                "perm": None if self.perm is None else self.perm.cpu()}
+        return {"gens": [g.get_state() for g in self.gens], "pos": self.pos, "epoch": self.epoch,
+                "perms": None if self.perms is None else self.perms.cpu()}
 
     def load(self, s):
         for g, st in zip(self.gens, s["gens"]):
             g.set_state(st)
-        self.pos = s["pos"]
-        self.perm = None if s["perm"] is None else s["perm"].to(self.device)
+        self.pos, self.epoch = s["pos"], s["epoch"]
+        self.perms = None if s["perms"] is None else s["perms"].to(self.device)
+
+
+def train_step(model: MLTAttention, data: MLTData, shuffler: _Shuffler, opt, sched, batch_size: int,
+               classification: bool) -> None:
+    """One optimizer step of every model on its next batch (no host sync: nothing is read back)."""
+    q, c, y = data.batch(shuffler.next(batch_size))
+    loss = _loss_and_hits(model(q, c), y, classification)[0]
+    opt.zero_grad(set_to_none=True)
+    (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
+    opt.step()
+    sched.step()
 
 
 def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig, classification: bool,
@@ -129,8 +153,9 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     best_state = {k: v.detach().clone() for k, v in model.state_dict().items() if k != "pe"}
     step = 0
 
-    # "format" 2: the schedule's state is in the checkpoint (older checkpoints are not resumed).
-    run_config = {"format": 2, "cfg": asdict(cfg), "seeds": seeds, "T": T, "classification": classification,
+    # "format" 3: the shuffler keeps several epochs' permutations (older checkpoints are not resumed).
+    run_config = {"format": 3, "cfg": asdict(cfg), "seeds": seeds, "T": T, "classification": classification,
+                  "device": str(device),   # resumed only on the device it was made on
                   "model": [model.input_dim, model.heads, model.head_dim, model.context_size, model.out_dim]}
     saved = ckpt.load(checkpoint_path, run_config)
     if saved is not None:
@@ -170,17 +195,16 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     bar = Progress(total, step, desc, enabled=progress)
     if step == 0:
         evaluate_and_record()
-    while step < total and bool((done_at < 0).any()):
-        q, c, y = data.batch(shuffler.next(cfg.batch_size))
-        loss = _loss_and_hits(model(q, c), y, classification)[0]
-        opt.zero_grad(set_to_none=True)
-        (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
-        opt.step()
-        sched.step()
+    # done_at changes only at evaluations: read it on the host there, not at every step (on a GPU each
+    # read waits for the device)
+    running = bool((done_at < 0).any())
+    while step < total and running:
+        train_step(model, data, shuffler, opt, sched, cfg.batch_size, classification)
         step += 1
         bar.update(1)
         if step % cfg.eval_every == 0 or step == total:
             evaluate_and_record()
+            running = bool((done_at < 0).any())
             bar.log(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
             if checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
                 checkpoint_now()

@@ -40,24 +40,48 @@ class MLTData:
         return self.queries[rows, idx], ctx, self.labels[rows, idx]
 
 
+from memcap.mlt.grid import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
+
+
+def _uniform_rows(rs: np.random.RandomState, out: np.ndarray) -> None:
+    """Fill `out` (float32) with rs.uniform draws, CHUNK_ROWS rows at a time: the same numbers in the
+    same order as one rs.uniform(size=out.shape) call, without its float64 copy of the whole array."""
+    for i in range(0, out.shape[0], CHUNK_ROWS):
+        out[i:i + CHUNK_ROWS] = rs.uniform(size=(min(CHUNK_ROWS, out.shape[0] - i), *out.shape[1:]))
+
+
+def fill_one(seed: int, queries: np.ndarray, ctx: np.ndarray, labels: np.ndarray, task: str,
+             num_classes: int) -> None:
+    """One seed's dataset written into preallocated arrays, in the original's draw order."""
+    rs = np.random.RandomState(seed)
+    _uniform_rows(rs, ctx)
+    _uniform_rows(rs, queries)
+    if task == "classification":
+        p = [1.0 / num_classes] * num_classes
+        for i in range(0, labels.shape[0], CHUNK_ROWS):
+            labels[i:i + CHUNK_ROWS] = rs.multinomial(1, p, size=min(CHUNK_ROWS, labels.shape[0] - i)).argmax(1)
+    else:
+        _uniform_rows(rs, labels)
+
+
 def draw_one(seed: int, dataset_size: int, context_size: int, input_dim: int, context: str,
              task: str, num_classes: int = 100):
     """One dataset as numpy arrays (queries, context(s), labels)."""
+    data = make_data([seed], dataset_size=dataset_size, context_size=context_size, input_dim=input_dim,
+                     context=context, task=task, num_classes=num_classes)
+    return data.queries[0].numpy(), data.contexts[0].numpy(), data.labels[0].numpy()
+
+
+def make_data(seeds: list[int], dataset_size: int, context_size: int, input_dim: int, context: str,
+              task: str, num_classes: int = 100) -> MLTData:
+    """One dataset per seed (each from its own RandomState, independent of the others), written in
+    place into the stacked arrays: no per-seed copies to stack, so the host peak is the data's size."""
     if context not in CONTEXTS or task not in TASKS:
         raise ValueError(f"context must be one of {CONTEXTS}, task one of {TASKS}")
-    rs = np.random.RandomState(seed)
-    T, n, d = dataset_size, context_size, input_dim
-    ctx = rs.uniform(size=(n, d) if context == "shared" else (T, n, d)).astype(np.float32)
-    queries = rs.uniform(size=(T, d)).astype(np.float32)
-    if task == "classification":
-        labels = rs.multinomial(1, [1.0 / num_classes] * num_classes, size=T).argmax(1).astype(np.int64)
-    else:
-        labels = rs.uniform(size=T).astype(np.float32)
-    return queries, ctx, labels
-
-
-def make_data(seeds: list[int], **kwargs) -> MLTData:
-    """Stack one dataset per seed (each from its own RandomState, independent of the others)."""
-    parts = [draw_one(s, **kwargs) for s in seeds]
-    q, c, y = (torch.from_numpy(np.stack(x)) for x in zip(*parts))
-    return MLTData(q, c, y, shared=kwargs["context"] == "shared")
+    M, T, n, d = len(seeds), dataset_size, context_size, input_dim
+    q = np.empty((M, T, d), np.float32)
+    c = np.empty((M, n, d) if context == "shared" else (M, T, n, d), np.float32)
+    y = np.empty((M, T), np.int64 if task == "classification" else np.float32)
+    for m, seed in enumerate(seeds):
+        fill_one(seed, q[m], c[m], y[m], task, num_classes)
+    return MLTData(torch.from_numpy(q), torch.from_numpy(c), torch.from_numpy(y), shared=context == "shared")
