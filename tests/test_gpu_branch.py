@@ -170,3 +170,4 @@ def test_the_largest_paper_point_asks_for_the_memory_its_data_needs():
     # a small point keeps its class's request
     assert mlt_grid.job_mem_mb(mlt_grid.sweep_settings(preset, "head_saturation_h4"), 4, 550, class_mb) == class_mb
     assert np.isfinite(peak)
+

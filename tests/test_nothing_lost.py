@@ -70,6 +70,15 @@ def test_a_value_that_would_fail_or_lie_in_a_job_stops_validation(mutate, words)
     assert all(w in message for w in words), message
 
 
+def test_every_sweep_a_figure_reads_is_a_known_sweep_name():
+    """params validation refuses sweep names no figure reads (memcap.mlt.checks.KNOWN_SWEEPS): the list
+    must cover every sweep memcap.mlt.figures draws, or a valid sweep would be refused."""
+    from memcap.mlt import checks, figures
+
+    drawn = {s for fig in figures.FIGURES.values() for s in fig["sweeps"]}
+    assert drawn <= set(checks.KNOWN_SWEEPS)
+
+
 def test_the_shipped_params_and_a_preset_of_your_own_pass():
     mp.validate(copy.deepcopy(PARAMS))
     own = copy.deepcopy(PARAMS)

@@ -15,6 +15,9 @@ MLT_NAMES = {(s, v, t): mlt_grid.run_name(MLT_PRESET_NAME, MLT_PRESET, s, v, t) 
 MLT_RUNS = [f"{MLT}/runs/{name}" for name in MLT_NAMES.values()]
 MLT_ATTENTION = [f"{MLT}/attention/{name}" for (s, _, _), name in MLT_NAMES.items() if s in MLT_ANALYSIS]
 MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
+# A training job's memory: its class's request, or more when its data needs it (memcap.mlt.grid.job_mem_mb).
+MLT_TRAIN_MEM_MB = lambda w: mlt_grid.job_mem_mb(  # noqa: E731
+    mlt_grid.sweep_settings(MLT_PRESET, w.sweep), int(w.value), int(w.T), res("train", "mlt_synthetic")["mem_mb"])
 MLT_FIGURES = [f"figures/mlt_synthetic/{name}.{ext}" for name in mlt_figures.NAMES for ext in mlt_figures.FORMATS]
 
 
@@ -47,9 +50,7 @@ rule mlt_train:
         sweep=f"(?!(?:{never_match(MLT_ANALYSIS)})/)[a-z0-9_]+",
     threads: res("train", "mlt_synthetic")["threads"]
     resources:
-        # the class's request, or more when the grid point's data needs it (memcap.mlt.grid.job_mem_mb)
-        mem_mb=lambda w: mlt_grid.job_mem_mb(mlt_grid.sweep_settings(MLT_PRESET, w.sweep), int(w.value), int(w.T),
-                                             res("train", "mlt_synthetic")["mem_mb"]),
+        mem_mb=MLT_TRAIN_MEM_MB,
         runtime=res("train", "mlt_synthetic")["runtime"],
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
@@ -72,9 +73,7 @@ rule mlt_train_with_attention:
         sweep=never_match(MLT_ANALYSIS),
     threads: res("train", "mlt_synthetic")["threads"]
     resources:
-        # the class's request, or more when the grid point's data needs it (memcap.mlt.grid.job_mem_mb)
-        mem_mb=lambda w: mlt_grid.job_mem_mb(mlt_grid.sweep_settings(MLT_PRESET, w.sweep), int(w.value), int(w.T),
-                                             res("train", "mlt_synthetic")["mem_mb"]),
+        mem_mb=MLT_TRAIN_MEM_MB,
         runtime=res("train", "mlt_synthetic")["runtime"],
         gpu=res("train", "mlt_synthetic")["gpu"],
     shell:
