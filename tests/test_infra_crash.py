@@ -111,6 +111,7 @@ def test_sigkill_mid_run_then_rerun_resumes_to_identical_results(project):
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
     killed_at = _checkpoint_step(root / CKPT)
+    killed_seconds = torch.load(root / CKPT, map_location="cpu", weights_only=True)["state"]["train_seconds"]
     assert 0 < killed_at < 3000
     _no_partial_output(root, OUT)
 
@@ -127,6 +128,9 @@ def test_sigkill_mid_run_then_rerun_resumes_to_identical_results(project):
     assert resumed_at >= killed_at > 0, log
     assert not (root / CKPT).exists()                       # removed once the result is written
     pd.testing.assert_frame_equal(_numbers(root / OUT), _reference(project))
+    # the recorded training time is the job's whole: the killed segment's seconds plus the resumed one's
+    out = pd.read_parquet(root / OUT)
+    assert set(out.segments) == {2} and (out.wall_time_s > killed_seconds).all(), (out.wall_time_s, killed_seconds)
 
 
 @pytest.mark.slurm

@@ -1,6 +1,7 @@
 """MLT training protocol: steps rule, LR schedule, lowest-loss checkpoint, early stop, resume."""
 
 import math
+import time
 
 import pytest
 import torch
@@ -89,7 +90,7 @@ def test_same_seed_same_numbers():
     for _ in range(2):
         data, model = _setup(context="random")
         runs.append(train(model, data, [0, 1], cfg, classification=True, progress=False)[0])
-    assert runs[0] == runs[1]
+    assert [_untimed(r) for r in runs[0]] == [_untimed(r) for r in runs[1]]
 
 
 def test_resume_from_checkpoint_gives_identical_results(tmp_path):
@@ -107,11 +108,37 @@ def test_resume_from_checkpoint_gives_identical_results(tmp_path):
     assert saved["state"]["step"] == 40
     data, model = _setup()                        # fresh process: new model, same params
     resumed, _ = train(model, data, [0, 1], cfg, classification=True, checkpoint_path=str(path), progress=False)
-    assert resumed == full
+    assert [_untimed(r) for r in resumed] == [_untimed(r) for r in full]
+    assert {r.segments for r in full} == {1} and {r.segments for r in resumed} == {2}
 
 
-def _train_until(model, data, cfg, path, stop_step):
-    """Run `train` with checkpoints at every evaluation and kill it (an exception) after stop_step."""
+def _untimed(result):
+    return {k: v for k, v in vars(result).items() if k not in ("wall_time_s", "segments")}
+
+
+def test_resumed_run_records_the_training_time_of_every_segment(tmp_path):
+    """wall_time_s of a resumed job = the killed segment's seconds (saved in its checkpoint) + the
+    resumed segment's, not the last segment alone."""
+    cfg = TrainConfig(lr=1e-2, batch_size=16, epochs=1, min_steps=80, eval_every=20, early_stop=False,
+                      checkpoint_every_s=0)
+    path = tmp_path / "run.pt"
+    data, model = _setup()
+    _train_until(model, data, cfg, path, stop_step=40, slow_s=0.6)     # the first segment: >= 0.6 s
+    first = torch.load(path, weights_only=True)["state"]["train_seconds"]
+    assert first >= 0.6
+    data, model = _setup()
+    start = time.perf_counter()
+    resumed, _ = train(model, data, [0, 1], cfg, classification=True, checkpoint_path=str(path), progress=False)
+    last_segment = time.perf_counter() - start
+    for r in resumed:
+        assert r.segments == 2
+        assert r.wall_time_s == pytest.approx(first + last_segment, abs=0.2)
+        assert r.wall_time_s > last_segment + 0.5
+
+
+def _train_until(model, data, cfg, path, stop_step, slow_s: float = 0.0):
+    """Run `train` with checkpoints at every evaluation and kill it (an exception) after stop_step;
+    slow_s: seconds the first segment spends before its first checkpoint (a slower machine)."""
     real_save = checkpoint.save
 
     class Killed(Exception):
@@ -119,6 +146,8 @@ def _train_until(model, data, cfg, path, stop_step):
 
     def save_then_maybe_die(p, state, config):
         real_save(p, state, config)
+        if slow_s and state["step"] == cfg.eval_every:   # counted by the next checkpoint's clock
+            time.sleep(slow_s)
         if state["step"] >= stop_step:
             raise Killed
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,19 @@ def load(path: str | os.PathLike | None, config: dict[str, Any]) -> dict[str, An
 def remove(path: str | os.PathLike | None) -> None:
     if path and Path(path).exists():
         Path(path).unlink()
+
+
+class TrainingClock:
+    """A job's training time over all its segments: what the checkpoint it resumed from had counted,
+    plus this segment's. Its `state()` goes into every checkpoint, so a kill-and-requeue loses no time."""
+
+    def __init__(self, saved: dict[str, Any] | None):
+        self.before = float(saved.get("train_seconds", 0.0)) if saved else 0.0
+        self.segments = int(saved.get("segments", 1)) + 1 if saved else 1
+        self.start = time.perf_counter()
+
+    def seconds(self) -> float:
+        return self.before + time.perf_counter() - self.start
+
+    def state(self) -> dict[str, Any]:
+        return {"train_seconds": self.seconds(), "segments": self.segments}

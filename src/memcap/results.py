@@ -1,7 +1,8 @@
 """Parquet results: atomic writes and provenance in the file metadata.
 
 Every Parquet memcap writes carries, in its schema metadata under the key ``memcap``, a JSON object
-with the params that produced it, the package versions, the git commit and the device. Files are
+with the params that produced it, the package versions, the code (commit and what differed from
+it: memcap.provenance) and the device. Files are
 written to a temporary name in the same folder and renamed, so a crash or a SIGKILL never leaves a
 half-written file where a later step would read it.
 """
@@ -12,7 +13,6 @@ import contextlib
 import json
 import os
 import platform
-import subprocess
 import tempfile
 from importlib import metadata
 from pathlib import Path
@@ -21,6 +21,8 @@ from typing import Any, Iterator
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from memcap.provenance import code_state, commit_label
 
 PROVENANCE_KEY = b"memcap"
 _PACKAGES = ("memcap", "torch", "numpy", "pandas", "pyarrow", "seaborn", "snakemake", "dvc",
@@ -35,22 +37,28 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def git_commit(repo: str | os.PathLike | None = None) -> str:
-    """The commit of the working tree, with '-dirty' when tracked files changed; 'unknown' outside git."""
-    cwd = repo or Path(__file__).resolve().parent
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return sha + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+def provenance(params: dict[str, Any], inputs: list | None = None, **extra: Any) -> dict[str, Any]:
+    """What produced a file: params, package versions, the code (memcap.provenance.code_state: commit,
+    what differed, a hash of any code difference) and, for a table built from other Parquets, the
+    commits and packages those came from. Deliberately free of timestamps so reruns give identical bytes."""
+    state = code_state()
+    meta = {"params": params, "packages": package_versions(), "git_commit": commit_label(state), "code": state}
+    if inputs is not None:
+        meta["sources"] = sources([read_provenance(p) for p in inputs])
+    return {**meta, **extra}
 
 
-def provenance(params: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """What produced a file. Deliberately free of timestamps so reruns give identical bytes."""
-    return {"params": params, "packages": package_versions(), "git_commit": git_commit(), **extra}
+def sources(provs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The distinct (commit label, torch, python) of some results' provenance, with how many files each:
+    what an aggregated table was made from, for the report's provenance table."""
+    seen: dict[tuple, int] = {}
+    for prov in provs:
+        for src in prov.get("sources") or [{"git_commit": prov.get("git_commit", "unknown"),
+                                            "torch": prov.get("packages", {}).get("torch", "?"),
+                                            "python": prov.get("packages", {}).get("python", "?"), "files": 1}]:
+            key = (src["git_commit"], src["torch"], src["python"])
+            seen[key] = seen.get(key, 0) + src["files"]
+    return [{"git_commit": c, "torch": t, "python": py, "files": n} for (c, t, py), n in sorted(seen.items())]
 
 
 def current_umask() -> int:

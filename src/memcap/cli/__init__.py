@@ -18,7 +18,7 @@ from memcap import results
 from memcap.errors import TrainingFailed
 
 # One module per family, in the order of the pipeline; each adds its commands.
-FAMILIES = ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report")
+FAMILIES = ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report", "provenance")
 
 
 def add_params_args(p: argparse.ArgumentParser) -> None:

@@ -50,5 +50,6 @@ def _aggregate(args) -> None:
     params = load_params(args)
     p = memcap_params.preset(params, FAMILY)
     cap = aggregate.table(results.read_parquet(args.runs))
-    results.write_parquet(cap, args.out, results.provenance(p, scale=memcap_params.scale_of(params, "capacity")))
+    results.write_parquet(cap, args.out, results.provenance(p, scale=memcap_params.scale_of(params, "capacity"),
+                                                            inputs=args.runs))
     figures.draw(cap, p, args.figures)

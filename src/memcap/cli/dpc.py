@@ -71,7 +71,7 @@ def _aggregate(args) -> None:
 
     params = load_params(args)
     runs = results.read_parquet(args.inputs)
-    meta = results.provenance(_preset(params), scale=memcap_params.scale_of(params, "dpc"))
+    meta = results.provenance(_preset(params), scale=memcap_params.scale_of(params, "dpc"), inputs=args.inputs)
     results.write_parquet(runs, args.runs, meta)
     results.write_parquet(aggregate.summarise(runs), args.summary, meta)
     results.write_json(aggregate.metrics(runs), args.metrics)

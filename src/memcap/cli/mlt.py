@@ -68,7 +68,8 @@ def _aggregate(args) -> None:
 
     params = load_params(args)
     table, metrics = aggregate_runs(results.read_parquet(args.inputs))
-    results.write_parquet(table, args.out, results.provenance(params[FAMILY], scale=memcap_params.scale_of(params, "mlt_synthetic")))
+    results.write_parquet(table, args.out, results.provenance(params[FAMILY], inputs=args.inputs,
+                                                              scale=memcap_params.scale_of(params, "mlt_synthetic")))
     results.write_json(metrics, args.metrics)
 
 

@@ -68,7 +68,8 @@ def _scorecard(args) -> None:
     # A table that was not produced (a run outside Snakemake) makes its claims "not run at this scale".
     tables = {name: results.read_parquet(path) if Path(path).exists() else None for name, path in paths.items()}
     card = claims.scorecard(tables, memcap_params.scales(params))
-    results.write_parquet(card, args.out, _meta(params, inputs=paths))
+    results.write_parquet(card, args.out, _meta(params, tables=paths,
+                                                 inputs=[p for p in paths.values() if Path(p).exists()]))
     results.write_text(claims.markdown(card), args.md)
     if args.metrics:
         results.write_text(claims.metrics_json(card), args.metrics)

@@ -52,6 +52,8 @@ class RunResult:
     kl_table: float              # d_KL(π, T) over the full table (uniform prior on pairs)
     steps: int
     memorized_bits: float = float("nan")   # Σ over the N² contexts of max(0, log2 N − NLL in bits)
+    wall_time_s: float = float("nan")      # training seconds of the point (all its models), every segment
+    segments: int = 1                      # 1 + how many times the point was resumed from a checkpoint
 
 
 def nll(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -150,6 +152,7 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
             g.set_state(st)
         acc_hist, loss_hist = saved["acc_hist"].to(device), saved["loss_hist"].to(device)
         epoch = saved["epoch"]
+    clock = ckpt.TrainingClock(saved)
 
     last_save = time.monotonic()
     bar = Progress(total, epoch * cfg.batches, desc, enabled=progress)
@@ -169,7 +172,8 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
                 and time.monotonic() - last_save >= cfg.checkpoint_every_s:
             ckpt.save(checkpoint_path, {"model": model.state_dict(), "opt": opt.state_dict(),
                                         "gens": [g.get_state() for g in gens], "epoch": epoch,
-                                        "acc_hist": acc_hist.cpu(), "loss_hist": loss_hist.cpu()}, run_config)
+                                        "acc_hist": acc_hist.cpu(), "loss_hist": loss_hist.cpu(),
+                                        **clock.state()}, run_config)
             last_save = time.monotonic()
     if not bool(torch.isfinite(loss_hist[:, total - 1]).all()):   # a diverged run is an error, not a result
         raise TrainingFailed(f"seeds {seeds}: the training loss is not finite at the end "
@@ -180,7 +184,7 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
     acc_table, kl_table, bits = evaluate_table(model, task, cfg.eval_batch_size, with_bits=True)
     bar.close(acc_window=float(acc_window.mean()), acc_table=float(acc_table.mean()), kl=float(kl_table.mean()))
     return [RunResult(float(acc_window[m]), float(acc_table[m]), float(loss_window[m]), float(kl_table[m]),
-                      total, float(bits[m])) for m in range(M)]
+                      total, float(bits[m]), clock.seconds(), clock.segments) for m in range(M)]
 
 
 def train_config(s: dict) -> TrainConfig:
@@ -235,9 +239,7 @@ def run_job(s: dict, experiment: str, label: str, scale: str, device: str = "aut
         m = grid.shape(s, series_value, x)
         model = AoT(seeds, vocab=N, per_head_proj=s["per_head_proj"], **m).to(device)
         ck = f"{checkpoint_prefix}_x{x}.pt" if checkpoint_prefix else None
-        start = time.perf_counter()
         results = train(model, task, seeds, cfg, ck, progress, desc=f"{experiment} {label} x={x}")
-        wall = time.perf_counter() - start
         lb = bounds.our_bound(m["heads"], m["head_dim"], m["dim"], N)
         prev = bounds.previous_bound(m["heads"], m["head_dim"], N)
         rows = pd.DataFrame([{
@@ -251,7 +253,7 @@ def run_job(s: dict, experiment: str, label: str, scale: str, device: str = "aut
             "axis": s["axis"], "fit": s["fit"], "chance": 1 / N, "bound": lb, "prev_bound": prev,
             "contexts": N * N, "sample_coverage": coverage, "batch_size": cfg.batch_size,
             "batches": cfg.batches, "epochs": cfg.epochs, "lr": cfg.lr, "lr_low": cfg.lr_low,
-            "device": str(device), "models_in_job": len(seeds), "wall_time_s": wall,
+            "device": str(device), "models_in_job": len(seeds),
         } for rep, seed, r in zip(reps, seeds, results)])
         if done:   # the finished rows first, then drop the point's training checkpoint
             ckpt.save(done, {"rows": rows}, key)

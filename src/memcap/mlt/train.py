@@ -53,6 +53,8 @@ class RunResult:
     steps_run: int
     steps_planned: int
     early_stopped: bool
+    wall_time_s: float = float("nan")   # training seconds of the job (all its models), every segment
+    segments: int = 1                   # 1 + how many times the job was resumed from a checkpoint
 
 
 def _loss_and_hits(out: torch.Tensor, labels: torch.Tensor, classification: bool):
@@ -168,12 +170,14 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
         step = saved["step"]
         print(f"{desc}: resumed from checkpoint {checkpoint_path} at step {step}/{total}", flush=True)
+    clock = ckpt.TrainingClock(saved)
 
     def checkpoint_now():
         ckpt.save(checkpoint_path, {
             "model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
             "shuffler": shuffler.state(), "best_loss": best_loss, "best_acc": best_acc, "best_bits": best_bits,
-            "best_step": best_step, "done_at": done_at, "best_state": best_state, "step": step}, run_config)
+            "best_step": best_step, "done_at": done_at, "best_state": best_state, "step": step,
+            **clock.state()}, run_config)
 
     def evaluate_and_record():
         loss, acc, bits = evaluate(model, data, classification, cfg.eval_batch_size)
@@ -218,7 +222,8 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         results.append(RunResult(
             mem_acc=float(best_acc[m]) if classification else float("nan"),
             mem_loss=float(best_loss[m]), memorized_bits=float(best_bits[m]), best_step=int(best_step[m]),
-            steps_run=int(done_at[m]) if stopped else step, steps_planned=total, early_stopped=stopped))
+            steps_run=int(done_at[m]) if stopped else step, steps_planned=total, early_stopped=stopped,
+            wall_time_s=clock.seconds(), segments=clock.segments))
     return results, best_state
 
 
@@ -261,10 +266,8 @@ def train_point(settings: dict, value: int, dataset_size: int, device="auto", la
     cfg = TrainConfig(lr=s["lr"], batch_size=s["batch_size"], epochs=s["epochs"], min_steps=s["min_steps"],
                       eval_every=s["eval_every"], early_stop=s["early_stop"],
                       checkpoint_every_s=checkpoint_every_s)
-    start = time.perf_counter()
     results, best = train(model, data, seeds, cfg, classification, checkpoint_path, progress,
                           desc=desc or f"{s['vary']}={value} T={dataset_size}")
-    wall = time.perf_counter() - start
 
     rows = []
     for seed, r in zip(seeds, results):
@@ -276,7 +279,6 @@ def train_point(settings: dict, value: int, dataset_size: int, device="auto", la
             "num_classes": out_dim, "seed": seed, **asdict(r),
             "param_count": model.shared_params, "lr": s["lr"], "batch_size": s["batch_size"],
             "min_steps": s["min_steps"], "device": str(device), "models_in_job": len(seeds),
-            "wall_time_s": wall,
         })
     return pd.DataFrame(rows), best, model
 

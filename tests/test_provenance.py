@@ -1,0 +1,123 @@
+"""Provenance names the code: the commit, what differed from it, a hash of any code difference; and a
+result is judged clean, explained (a legacy '-dirty' result the history explains) or untraceable."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memcap import provenance, results
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture()
+def repo(tmp_path) -> Path:
+    """A repository with code, params, a lock file and docs, all committed."""
+    for rel, text in {"src/pkg/model.py": "W = 1\n", "params.yaml": "lr: 0.1\n", "dvc.lock": "a\n",
+                      "README.md": "hi\n", "workflow/rules/a.smk": "rule a:\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c1")
+    return tmp_path
+
+
+def commit(root: Path, message: str) -> str:
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+def test_a_clean_tree_records_its_commit_and_no_difference(repo):
+    state = provenance.code_state(repo)
+    assert state["commit"] == git(repo, "rev-parse", "HEAD")
+    assert state["differs"] == [] and state["code_differs"] == [] and state["code_diff_sha256"] is None
+    assert provenance.commit_label(state) == state["commit"]
+
+
+def test_an_uncommitted_code_change_is_dirty_with_the_files_and_a_hash_of_the_diff(repo):
+    (repo / "src/pkg/model.py").write_text("W = 2\n")
+    (repo / "src/pkg/new.py").write_text("X = 1\n")          # untracked, importable
+    state = provenance.code_state(repo)
+    assert state["code_differs"] == ["src/pkg/model.py", "src/pkg/new.py"]
+    assert provenance.commit_label(state).endswith("-dirty")
+    first = state["code_diff_sha256"]
+    (repo / "src/pkg/model.py").write_text("W = 3\n")          # another change, another hash
+    assert provenance.code_state(repo)["code_diff_sha256"] not in (None, first)
+
+
+def test_a_change_only_in_dvc_lock_docs_or_params_is_named_but_not_dirty(repo):
+    (repo / "dvc.lock").write_text("b\n")
+    (repo / "README.md").write_text("hello\n")
+    (repo / "params.yaml").write_text("lr: 0.2\n")             # recorded in full in every Parquet
+    state = provenance.code_state(repo)
+    assert state["differs"] == ["README.md", "dvc.lock", "params.yaml"]
+    assert state["code_differs"] == [] and state["code_diff_sha256"] is None
+    assert provenance.commit_label(state) == state["commit"]
+
+
+@pytest.mark.parametrize("path, kind", [("dvc.lock", "neutral"), ("docs/a.md", "neutral"), ("tests/t.py", "neutral"),
+                                        ("results/report/metrics.json", "neutral"), ("params.yaml", "params"),
+                                        ("config/published.yaml", "params"), ("src/memcap/mlt/train.py", "code"),
+                                        ("workflow/rules/mlt.smk", "code"), ("Snakefile", "code"), ("dvc.yaml", "code")])
+def test_what_can_change_a_result(path, kind):
+    assert provenance.kind(path) == kind
+
+
+def _result(repo: Path, name: str, meta: dict) -> str:
+    results.write_parquet(pd.DataFrame({"x": [1]}), repo / name, meta)
+    return name
+
+
+def test_judge_clean_explained_and_untraceable(repo):
+    head = git(repo, "rev-parse", "HEAD")
+    clean = _result(repo, "clean.parquet", {"git_commit": head, "code": provenance.code_state(repo)})
+    (repo / "src/pkg/model.py").write_text("W = 2\n")
+    dirty = _result(repo, "dirty.parquet", {"git_commit": f"{head}-dirty", "code": provenance.code_state(repo)})
+    stranger = _result(repo, "stranger.parquet", {"git_commit": "f" * 40})
+    legacy = _result(repo, "legacy.parquet", {"git_commit": f"{head}-dirty"})
+    notes = {legacy: {"sha256": provenance.file_sha256(repo / legacy), "note": "the history says so"},
+             dirty: {"sha256": "0" * 64, "note": "an entry for other bytes explains nothing"}}
+    judged = {p: provenance.judge(p, results.read_provenance(repo / p), notes, repo)
+              for p in (clean, dirty, stranger, legacy)}
+    assert judged[clean][0] == "clean"
+    assert judged[dirty][0] == "untraceable" and "src/pkg/model.py" in judged[dirty][1]
+    assert judged[stranger][0] == "untraceable" and "not in this repository's history" in judged[stranger][1]
+    assert judged[legacy] == ("explained", "the history says so")
+
+
+def test_the_history_explains_a_dirty_result_only_if_no_code_changed_until_it_was_recorded(repo):
+    c1 = git(repo, "rev-parse", "HEAD")
+    (repo / "params.yaml").write_text("lr: 0.2\n")             # what a suite tool rewrites, no code
+    commit(repo, "params")
+    (repo / "dvc.lock").write_text("b\n")
+    c3 = commit(repo, "record results")
+    note = provenance.history_note(c1, ["src/pkg", "workflow/rules/a.smk"], repo)
+    assert note and c3[:12] in note and "params.yaml" in note
+    # a code change before the results were recorded: the job may have run either code
+    (repo / "src/pkg/model.py").write_text("W = 5\n")
+    commit(repo, "code")
+    (repo / "dvc.lock").write_text("c\n")
+    commit(repo, "record again")
+    assert provenance.history_note(c3, ["src/pkg"], repo) is None
+    assert provenance.history_note(c3, ["workflow/rules/a.smk"], repo)   # not a file this family depends on
+
+
+def test_an_aggregated_table_records_what_its_inputs_came_from(tmp_path):
+    a = results.write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "a.parquet",
+                              {"git_commit": "abc", "packages": {"torch": "2", "python": "3"}})
+    b = results.write_parquet(pd.DataFrame({"x": [2]}), tmp_path / "b.parquet",
+                              {"git_commit": "abc", "packages": {"torch": "2", "python": "3"}})
+    c = results.write_parquet(pd.DataFrame({"x": [3]}), tmp_path / "c.parquet",
+                              {"git_commit": "def-dirty", "packages": {"torch": "2", "python": "3"}})
+    meta = results.provenance({}, inputs=[a, b, c])
+    assert meta["sources"] == [{"git_commit": "abc", "torch": "2", "python": "3", "files": 2},
+                               {"git_commit": "def-dirty", "torch": "2", "python": "3", "files": 1}]
+    t = results.write_parquet(pd.DataFrame({"x": [4]}), tmp_path / "t.parquet", meta)
+    assert results.sources([results.read_provenance(t)]) == meta["sources"]   # a table of tables: the runs
