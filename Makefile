@@ -35,9 +35,11 @@ pull: setup
 retrain: setup clean
 	snakemake --cores all --config scale=quick -- all
 
-# Maintainers: after a clean `dvc repro`, put exactly this commit's results into the published remote.
+# Maintainers: after a clean `dvc repro`, put exactly this commit's results into the published remote
+# (refused while a result's code cannot be traced to a commit: `memcap provenance check`).
 publish: setup
 	@dvc status --quiet || { echo "publish: dvc status is not clean; run dvc repro first" >&2; exit 1; }
+	memcap provenance check --quiet   # every result traced to a commit's code, or nothing is pushed
 	dvc push --remote published
 	dvc gc --workspace --cloud --remote published --force
 	@du -sh published/dvc-remote

@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import infra_helpers as ih
+from conftest import tiny_mlt
 from memcap import provenance, results
 
 
@@ -121,3 +123,61 @@ def test_an_aggregated_table_records_what_its_inputs_came_from(tmp_path):
                                {"git_commit": "def-dirty", "torch": "2", "python": "3", "files": 1}]
     t = results.write_parquet(pd.DataFrame({"x": [4]}), tmp_path / "t.parquet", meta)
     assert results.sources([results.read_provenance(t)]) == meta["sources"]   # a table of tables: the runs
+
+
+def _train_one(project, out: str):
+    return project.run("python", "-m", "memcap", "mlt", "train", "--sweep", "scale_head_shared", "--value", "2",
+                       "--dataset-size", "16", "--device", "cpu", "--out", out, env=ih.code_env(project.root))
+
+
+@pytest.mark.e2e
+def test_a_job_records_the_code_it_ran_and_publishing_refuses_a_code_change(project):
+    """A real training job in a repository copy: with only dvc.lock changed its result is traceable to
+    the commit; with an uncommitted change to the trainer it names the file, hashes the change, and
+    `memcap provenance check` refuses it."""
+    project.edit_params(tiny_mlt)
+    ih.git_commit_all(project)
+    head = project.run("git", "rev-parse", "HEAD").stdout.strip()
+    with open(project.root / "dvc.lock", "a") as f:
+        f.write("# a lock file rewritten by dvc repro\n")
+    _train_one(project, "lock_only.parquet")
+    with open(project.root / "src/memcap/mlt/train.py", "a") as f:
+        f.write("# an uncommitted edit\n")
+    _train_one(project, "code_change.parquet")
+
+    lock_only = results.read_provenance(project.root / "lock_only.parquet")
+    assert lock_only["git_commit"] == head and lock_only["code"]["differs"] == ["dvc.lock"]
+    assert lock_only["code"]["code_diff_sha256"] is None
+    changed = results.read_provenance(project.root / "code_change.parquet")
+    assert changed["git_commit"] == f"{head}-dirty"
+    assert changed["code"]["code_differs"] == ["src/memcap/mlt/train.py"]
+    assert len(changed["code"]["code_diff_sha256"]) == 64
+
+    ok = project.run("python", "-m", "memcap", "provenance", "check", "lock_only.parquet", env=ih.code_env(project.root))
+    assert "1 clean" in ok.stdout
+    refused = project.run("python", "-m", "memcap", "provenance", "check", "lock_only.parquet", "code_change.parquet",
+                          check=False, env=ih.code_env(project.root))
+    assert refused.returncode == 1 and "src/memcap/mlt/train.py" in refused.stdout
+    assert "Nothing was published" in refused.stderr
+
+
+def test_the_report_table_names_each_familys_commits_and_whether_the_code_differed(tmp_path):
+    from memcap.report import provenance_table
+
+    pk = {"torch": "2.13.0", "python": "3.12"}
+    run_a = results.write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "a.parquet", {"git_commit": "a" * 40, "packages": pk})
+    run_b = results.write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "b.parquet",
+                                  {"git_commit": "b" * 40 + "-dirty", "packages": pk})
+    run_c = results.write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "c.parquet",
+                                  {"git_commit": "c" * 40 + "-dirty", "packages": pk})
+    table = results.write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "t.parquet",
+                                  {"git_commit": "d" * 40, "packages": pk,
+                                   "sources": results.sources([results.read_provenance(p) for p in (run_a, run_b, run_c)])})
+    notes = {"results/x/b.parquet": {"commit": "b" * 40, "sha256": "0", "note": "history"}}
+    df = provenance_table.table({"dpc_runs": str(table)}, {"dpc_runs": "dpc"}, notes)
+    code = dict(zip(df.commit, df.code))
+    assert set(df.family) == {"dpc"} and df.files.sum() == 4
+    assert code["a" * 12] == "as committed" and code["d" * 12] == "as committed"
+    assert code["b" * 12 + "-dirty"].startswith("differed; explained")
+    assert code["c" * 12 + "-dirty"] == "differed; 1 of 1 files not explained"
+    assert "| dpc" in provenance_table.markdown(df)

@@ -58,6 +58,8 @@ snapshot)
     echo "$(ls "$WIP/theory-points" | wc -l) finished GD cases"
     echo "$(ls "$WIP/points" | grep -c 'done.pt$' || true) finished grid points and" \
          "$(ls "$WIP/points" | grep -vc 'done.pt$' || true) checkpoints of points in training"
+    # published results name the code that made them: refuse a snapshot of untraceable ones
+    find "$WIP" -name '*.parquet' -print0 | xargs -0 -r memcap provenance check --quiet
     dvc add --quiet "$WIP"
     dvc push --quiet --remote published "$WIP.dvc"
     echo "tracked by $WIP.dvc and pushed to the published remote: commit $WIP.dvc"

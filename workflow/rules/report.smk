@@ -20,7 +20,7 @@ REP_TABLES = {
 # Markdown tables of the families shown in the HTML page.
 REP_MD = {"MLT runs summary": MLT_TABLE["summary"], "MLT theory summary": TH_TABLE["summary"],
           "DPC fitted slopes": DPC_TABLE["fits_md"], "Table 1": ASM_TABLE["table1_md"],
-          "Table 3": ASM_TABLE["table3_md"]}
+          "Table 3": ASM_TABLE["table3_md"], "Provenance": f"{REP}/tables/provenance.md"}
 REP_PNGS = [f for f in MLT_FIGURES + TH_FIGURES + DPC_FIGURES + ASM_FIGURES + CAP_FIGURES + REP_FIGURES
             if f.endswith(".png")]
 
@@ -34,6 +34,7 @@ rule report:
         f"{REP}/tables/scorecard_plot.csv",
         f"{REP}/tables/bits.parquet",
         f"{REP}/tables/bits.md",
+        f"{REP}/tables/provenance.md",
         REP_FIGURES,
         f"{REP}/index.html",
 
@@ -60,6 +61,27 @@ rule report_scorecard:
     shell:
         "memcap report scorecard {params.inputs} --out {output.table} --md {output.md} "
         "--metrics {output.metrics} --plot-data {output.plot} > {log} 2>&1"
+
+
+rule report_provenance:
+    """Per family, the commits and package versions of its results (their tables' provenance)."""
+    input:
+        **REP_TABLES,
+        notes=[f for f in ["published/provenance-notes.yaml"] if os.path.exists(f)],   # explains legacy results
+    output:
+        table=f"{REP}/tables/provenance.parquet",
+        md=in_report(f"{REP}/tables/provenance.md", "report"),
+    log:
+        "logs/report/provenance.log",
+    params:
+        inputs=" ".join(f"--input {k}={v}" for k, v in REP_TABLES.items()),
+    threads: res("light")["threads"]
+    resources:
+        mem_mb=res("light")["mem_mb"],
+        runtime=res("light")["runtime"],
+        gpu=0,
+    shell:
+        "memcap report provenance {params.inputs} --out {output.table} --md {output.md} > {log} 2>&1"
 
 
 rule report_bits:

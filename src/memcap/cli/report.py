@@ -31,6 +31,13 @@ def register(sub) -> None:
     p.add_argument("--plot-data", help="claim_id, statistic, ci_low, ci_high, verdict, CSV (for `dvc plots`)")
     p.set_defaults(func=_scorecard)
 
+    p = sub.add_parser("provenance", help="per family, the commits and package versions its results came from")
+    add_params_args(p)
+    p.add_argument("--input", action="append", default=[], metavar="NAME=PATH", help="as for scorecard")
+    p.add_argument("--out", required=True, help="tables/provenance.parquet")
+    p.add_argument("--md", required=True, help="tables/provenance.md")
+    p.set_defaults(func=_provenance)
+
     p = sub.add_parser("bits", help="bits per parameter of both families' trained models + its figure")
     add_params_args(p)
     p.add_argument("--mlt-runs")
@@ -77,6 +84,19 @@ def _scorecard(args) -> None:
         results.write_text(claims.plot_data(card).to_csv(index=False), args.plot_data)
     for r in card.itertuples():
         print(f"{r.claim_id}: {r.verdict} ({claims.interval(r) or 'no statistic'})")
+
+
+def _provenance(args) -> None:
+    from pathlib import Path
+
+    from memcap import provenance, results
+    from memcap.report import claims, provenance_table
+
+    params = load_params(args)
+    named = {k: v for k, v in _named(args.input).items() if Path(v).exists()}
+    df = provenance_table.table(named, claims.INPUT_FAMILY, provenance.read_notes())
+    results.write_parquet(df, args.out, _meta(params, inputs=list(named.values())))
+    results.write_text(provenance_table.markdown(df), args.md)
 
 
 def _bits(args) -> None:
