@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from memcap.dpc import bounds, fits, grid, kl
+from memcap import bounds
+from memcap.dpc import fits, grid, kl
 
 
 def test_bounds_formulas():
@@ -17,7 +18,7 @@ def test_bounds_formulas():
 
 
 def test_previous_bound_is_mlt_bound_with_n_equal_to_head_dim():
-    from memcap.theory.bound import memorization_bound
+    from memcap.bounds import memorization_bound
     N, H, dh = 50, np.array([1, 6, 31]), 10
     assert np.allclose(bounds.previous_bound(H, dh, N), bounds.phi(memorization_bound(H, dh, dh), N))
     assert bounds.bound_slope_per_head(1, N) == pytest.approx((1 - 1 / N) / N ** 2)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from memcap import stats
-from memcap.dpc.bounds import bound_slope_per_head
+from memcap.bounds import bound_slope_per_head
 from memcap.report import bits, claims
 from memcap.report.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Region, decide
 

@@ -120,7 +120,7 @@ def test_params_reject_unknown_c_rule():
 
 def test_every_bound_is_memorization_bound():
     """One source: CONSTRUCT's capacity and Props 2/5 are H(min(n, d_h)−1)+1 with r = min(n, d_h), n, d."""
-    from memcap.theory.bound import memorization_bound
+    from memcap.bounds import memorization_bound
     from memcap.theory.construct import capacity
 
     for H, n, dh in [(1, 4, 2), (3, 5, 8), (4, 8, 8), (16, 32, 64)]:

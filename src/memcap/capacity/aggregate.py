@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.dpc.bounds import associations
-from memcap.theory.bound import memorization_bound
+from memcap.bounds import associations
+from memcap.bounds import memorization_bound
 
 TABLES = {"capacity": "capacity.parquet"}
 # Column order of tables/capacity.parquet (the search's row with the two bounds after the trace).

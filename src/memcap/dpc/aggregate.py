@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from memcap.params import own_preset_note
-from memcap.dpc import bounds, fits
+from memcap import bounds
+from memcap.dpc import fits
 
 # The family's tables (results/dpc/tables/<file>); kl.parquet is made by memcap.dpc.kl.
 TABLES = {"runs": "runs.parquet", "summary": "summary.parquet", "fits": "fits.parquet", "fits_md": "fits.md",

@@ -20,7 +20,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from memcap.params import own_preset_note  # noqa: E402
-from memcap.dpc import bounds  # noqa: E402
+from memcap import bounds  # noqa: E402
 from memcap.results import by_stem, save_figure  # noqa: E402
 
 FORMATS = ("png", "pdf")

@@ -23,7 +23,8 @@ import pandas as pd
 import torch
 
 from memcap import checkpoint as ckpt
-from memcap.dpc import bounds, grid
+from memcap import bounds
+from memcap.dpc import grid
 from memcap.dpc.schedule import effective_lr
 from memcap.errors import TrainingFailed
 from memcap.models.aot import AoT, param_count

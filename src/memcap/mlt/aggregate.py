@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.theory.bound import memorization_bound
+from memcap.bounds import memorization_bound
 
 # The family's tables, in results/mlt_synthetic/tables/ (fits and summary are written with the figures).
 TABLES = {"runs": "runs.parquet", "fits": "fits.parquet", "summary": "summary.md"}

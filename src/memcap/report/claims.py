@@ -23,13 +23,13 @@ import pandas as pd
 
 from memcap import stats
 from memcap.dpc import fits as dpc_fits
-from memcap.dpc.bounds import bound_slope_per_head
+from memcap.bounds import bound_slope_per_head
 from memcap.mlt.grid import SATURATION_ACC
 from memcap.report import shapes
 from memcap.report.shapes import Curve
 from memcap.report.verdicts import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PAPER_CLAIM, PROPERTY, REPRODUCED,
                                     SKIPPED, VERDICTS, NotRun, Outcome, Region, Skip, fmt, outcome, scale_title)
-from memcap.theory.bound import memorization_bound
+from memcap.bounds import memorization_bound
 
 __all__ = ["CLAIMS", "COLUMNS", "INCONCLUSIVE", "NOT_REPRODUCED", "NOT_RUN", "PAPER_CLAIM", "PROPERTY", "REPRODUCED",
            "NotRun", "Skip", "markdown", "metrics", "plot_data", "scorecard"]

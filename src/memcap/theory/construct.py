@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memcap.theory import features as F
-from memcap.theory.bound import memorization_bound
+from memcap.bounds import memorization_bound
 
 C_MAX = 2.0 ** 40        # doubling gives up here: the limit block is then numerically degenerate
 C_RULES = ("doubling", "certified")
@@ -40,7 +40,7 @@ class ConstructionError(RuntimeError):
 
 
 def capacity(heads: int, context_size: int, head_dim: int) -> int:
-    """H(r−1)+1 with r = min(n, d_h): the examples Theorem 1 memorizes (theory/bound.py)."""
+    """H(r−1)+1 with r = min(n, d_h): the examples Theorem 1 memorizes (memcap.bounds)."""
     return memorization_bound(heads, context_size, head_dim)
 
 

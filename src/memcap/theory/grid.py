@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 # The one source of H(min(n, d_h) − 1) + 1; numpy only, imports nothing else from memcap.
-from memcap.theory.bound import memorization_bound
+from memcap.bounds import memorization_bound
 
 FAMILY = "theory"
 

@@ -18,7 +18,7 @@ import torch
 
 from memcap.models.mlt_attention import MLTAttention
 from memcap.theory import features as F
-from memcap.theory.bound import memorization_bound
+from memcap.bounds import memorization_bound
 
 
 def prop2_bound(heads: int, context_size: int) -> int:

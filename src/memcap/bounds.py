@@ -1,10 +1,13 @@
-"""Accuracy lower bounds drawn next to every DPC curve (spec dana.md §3, §4 Corollary 2).
+"""The papers' memorization bounds: leaf formulas, the one place each is written, importable by every family.
 
-With a uniform prior over the T_0 = N² contexts of a look-up table, a model that memorises X contexts
-gets those right and the others right with probability at least 1/N (chance), so
+MLT (Mahdavi et al. 2024, Theorem 1): a one-layer H-head attention memorizes H(min(n, d_h) − 1) + 1
+examples; Props 2 and 5 (theory/rank_bounds.py) are this expression with r = n, r = d or r = d_h.
+
+DPC (Dana et al. 2025, spec dana.md §3, §4 Corollary 2): with a uniform prior over the T_0 = N² contexts
+of a look-up table, a model that memorises X contexts gets those right and the others right with
+probability at least 1/N (chance), so
     E[acc] >= φ(X) = 1/N + (1 − 1/N)·X/T_0.
-This paper (Corollary 1): X = H·d_h + d.  Previous (Mahdavi et al. 2024): X = H(d_h − 1) + 1, MLT's
-bound H(min(n, d_h) − 1) + 1 (memcap.theory.bound) with n = d_h here.
+This paper (Corollary 1): X = H·d_h + d.  Previous (MLT's): X = H(d_h − 1) + 1, i.e. n = d_h.
 Both are clipped at 1 (the original clips only in Exp 6; an accuracy bound above 1 says nothing).
 """
 
@@ -12,7 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from memcap.theory.bound import memorization_bound
+
+def memorization_bound(heads, context_size, head_dim):
+    """MLT Theorem 1: H(r − 1) + 1 with r = min(n, d_h); scalars give an int, arrays give an array."""
+    out = np.asarray(heads) * (np.minimum(context_size, head_dim) - 1) + 1
+    return int(out) if np.ndim(out) == 0 else out
 
 
 def phi(memorised, N: int, contexts: int | None = None):
