@@ -69,7 +69,7 @@ def test_bad_dpc_params_are_rejected_with_the_key():
 
 @pytest.mark.e2e
 def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_path):
-    """tools/paper-suite.sh: a session finishes one curve and stops; `snapshot` DVC-tracks it into the
+    """`memcap suite`: a session finishes one curve and stops; `snapshot` DVC-tracks it into the
     published remote; a fresh clone's `run` restores it, trains only the other curves, and the
     restored curve's numbers are the ones the first session wrote."""
     import infra_helpers as ih
@@ -84,11 +84,12 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     env = ih.code_env(project.root)
     ih.git_commit_all(project)
     # the first session: one curve, then the session ends
-    project.run("snakemake", "--cores", "1", "--configfile", "config/published.yaml", "--",
-                curve, env=env)
+    (project.root / ".snakemake").mkdir(exist_ok=True)
+    (project.root / ".snakemake/paper.yaml").write_text("scale: {dpc: paper}\n")
+    project.run("snakemake", "--cores", "1", "--configfile", ".snakemake/paper.yaml", "--", curve, env=env)
     first = read_parquet(project.root / curve)
-    snap = project.run("bash", "tools/paper-suite.sh", "snapshot", env=env).stdout
-    assert "1 finished paper-scale curves" in snap, snap
+    snap = project.run("memcap", "suite", "snapshot", "--scale", "dpc=paper", "dpc", env=env).stdout
+    assert "1 finished results and 0 checkpoints of dpc at paper" in snap, snap
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "snapshot")
 
@@ -100,13 +101,13 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     assert quick_curve != curve and "/runs/quick/" in quick_curve and "/runs/paper/" in curve
     fresh.snakemake("--", quick_curve, env=ih.code_env(clone))
     quick_bytes = (clone / quick_curve).read_bytes()
-    early = fresh.run("bash", "tools/paper-suite.sh", "finish", "1", "dpc", check=False, env=ih.code_env(clone))
+    early = fresh.run("memcap", "suite", "finish", "--cores", "1", check=False, env=ih.code_env(clone))
     assert early.returncode == 1 and "training jobs left" in early.stderr and "dpc_train" in early.stderr, early
-    assert "replaced" not in early.stdout, early.stdout
+    assert "replaced" not in early.stdout and "restored 1, kept 0" in early.stdout, early.stdout
     assert fresh.params()["scale"]["dpc"] == "quick"                       # nothing changed
-    out = fresh.run("bash", "tools/paper-suite.sh", "run", "1", "dpc", env=ih.code_env(clone))
+    out = fresh.run("memcap", "suite", "run", "--cores", "1", env=ih.code_env(clone))   # the snapshot's run
     log = out.stdout + out.stderr
-    assert "restored 1 finished curves" in log, log
+    assert "wip/suite: 1 finished results and checkpoints of the run; restored 0, kept 1" in log, log
     assert "experiment=exp6" in log and "experiment=exp2" not in log, log    # only the missing curve trained
     runs = read_parquet(clone / "results/dpc/tables/runs.parquet")
     assert set(runs.scale) == {"paper"} and set(runs.experiment) == {"exp2", "exp6"}
@@ -115,7 +116,7 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     assert (clone / quick_curve).read_bytes() == quick_bytes
 
     # every curve done: `finish` makes them the pipeline's results (params.yaml, dvc.lock), training nothing
-    done = fresh.run("bash", "tools/paper-suite.sh", "finish", "1", "dpc", env=ih.code_env(clone))
+    done = fresh.run("memcap", "suite", "finish", "--cores", "1", env=ih.code_env(clone))
     assert "dpc_train" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert fresh.params()["scale"]["dpc"] == "paper" and fresh.params()["scale"]["theory"] == "quick"
     assert "up to date" in fresh.run("dvc", "status", "dpc").stdout

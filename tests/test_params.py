@@ -121,11 +121,21 @@ def test_scale_per_family_and_a_bad_entry_named():
     assert mp.scale_label(mixed) == "theory=paper, dpc=paper, others quick"
     assert mp.scale_label({**base, "scale": "quick"}) == "quick"
     assert mp.scales(base) == mp.scales(mixed)          # the shipped params are the published scales
-    for bad, words in [({"dcp": "paper"}, ["scale.dcp", "unknown family"]),
+    for bad, words in [({"dcp": "paper"}, ["scale.dcp", "not an allowed key", "mlt_synthetic"]),
+                       (4, ["scale: got 4", "a value of type string"]), ({"dpc": 1}, ["scale.dpc: got 1"]),
                        ({"dpc": "huge"}, ["scale.dpc", "'huge'", "quick"]), ("papr", ["scale", "'papr'"])]:
         with pytest.raises(mp.ParamsError) as err:
             mp.validate({**base, "scale": bad})
         assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_the_schema_names_every_family_scale_may_map():
+    """scale's keys in the schema are exactly memcap.params.FAMILIES (and default)."""
+
+    mp = memcap_params
+    schema = yaml.safe_load((mp.schema_dir() / "params.schema.yaml").read_text())
+    mapping = schema["properties"]["scale"]["anyOf"][1]
+    assert mapping["propertyNames"]["enum"] == ["default", *mp.FAMILIES]
 
 
 def test_a_family_sizes_its_own_jobs_the_others_keep_their_class(project):
@@ -139,3 +149,15 @@ def test_a_family_sizes_its_own_jobs_the_others_keep_their_class(project):
                      "theory_gd": str(paper["families"]["theory"]["train"]["runtime"]),
                      "theory_bounds": str(paper["light"]["runtime"])}, dry
     assert paper["families"]["dpc"]["train"]["runtime"] != paper["train"]["runtime"]
+
+
+def test_one_scale_note_for_every_title_and_table():
+    """quick says it is a stand-in, a preset of your own that it is not the papers' settings, paper
+    says nothing more; every family's titles use this one helper."""
+    assert memcap_params.scale_note("quick") == "QUICK STAND-IN: reduced grid"
+    assert memcap_params.scale_note("mine") == "OWN PRESET 'mine': not the papers' settings"
+    assert memcap_params.scale_note("paper") == "" and memcap_params.scale_tag("paper") == "paper scale"
+    src = Path(memcap_params.__file__).parent
+    hand_made = [str(f.relative_to(src)) for f in src.rglob("*.py")
+                 if f.name != "params.py" and re.search(r"STAND-IN|OWN PRESET", f.read_text())]
+    assert hand_made == [], f"write the scale label with memcap.params.scale_note, not by hand: {hand_made}"

@@ -271,7 +271,7 @@ def test_kinds_and_paper_numbers():
 
 
 def test_scales_per_family_name_each_rows_own_scale():
-    """config/published.yaml: DPC and theory at paper, the rest quick. A row whose tables have no scale
+    """The published scales (params.yaml): DPC and theory at paper, the rest quick. A row whose tables have no scale
     column takes its own family's scale, never the mixed label; the title says rows at quick are stand-ins."""
     scales = {"mlt_synthetic": "quick", "theory": "paper", "dpc": "paper", "assumptions": "quick", "capacity": "quick"}
     assert {name for c in claims.CLAIMS for name in c.inputs} <= set(claims.INPUT_FAMILY)
@@ -281,7 +281,7 @@ def test_scales_per_family_name_each_rows_own_scale():
     assert card.loc["capacity_above_mlt_bound", "scale"] == "quick"
     assert set(card.scale) == {"paper", "quick"}
     title = claims.markdown(card.reset_index()).splitlines()[0]
-    assert "each row names its own" in title and "rows at quick are QUICK STAND-INs" in title, title
+    assert "each row names its own" in title and "rows at quick: QUICK STAND-IN" in title, title
     assert "STAND-IN" not in claims.markdown(claims.scorecard({}, "paper")).splitlines()[0]
 
 def test_dropped_points_are_named():

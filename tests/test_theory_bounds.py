@@ -71,7 +71,7 @@ def test_saturation_summary_counts():
 
 
 def test_fig3_is_labelled_with_the_scale_its_mlt_runs_were_trained_at(tmp_path):
-    """config/published.yaml runs theory at paper scale but the MLT sweeps behind Fig 3 at quick: the
+    """the published scales run theory at paper scale but the MLT sweeps behind Fig 3 at quick: the
     saturation table must say quick (a stand-in), from the attention Parquets' provenance."""
     from memcap import results
     from memcap.cli.theory import _attention_scale
@@ -96,7 +96,7 @@ def test_fig3_is_labelled_with_the_scale_its_mlt_runs_were_trained_at(tmp_path):
                                                   "dataset_size": [], "bound": [], "memorized": [], "mse": []}),
                                     pd.DataFrame({"proposition": [], "weights": [], "rank": [], "holds": [],
                                                   "attains": []}), table, aggregate.scale_label("paper"))
-    assert "## Fig 3: softmax saturation (quick preset: a stand-in" in md
+    assert "## Fig 3: softmax saturation (QUICK STAND-IN: reduced grid" in md
 
 
 def _params():
@@ -184,7 +184,7 @@ def test_summary_markdown_and_figure_names():
     bounds = pd.DataFrame({"proposition": ["prop2"], "weights": ["random"], "rank": [3], "holds": [True],
                            "attains": [True]})
     md = aggregate.summary_markdown(con, gd, bounds, pd.DataFrame(), aggregate.scale_label("quick"))
-    assert "stand-in" in md and "Failures:" in md and "SKIPPED: no saturation runs" in md
+    assert "STAND-IN" in md and "Failures:" in md and "SKIPPED: no saturation runs" in md
     row = next(line for line in md.splitlines() if line.startswith("| shared"))
     assert [c.strip() for c in row.strip("|").split("|")][:4] == ["shared", "2", "2", "2"]
     assert figures.FIGURES == ("construct", "capacity", "rank_bounds", "fig3")

@@ -56,7 +56,7 @@ def test_theory_target_end_to_end(project):
             assert (project.root / "figures" / "theory" / f"{name}.{ext}").stat().st_size > 1000
     summary = (res / "summary.md").read_text()
     # context shared: 8 cases, 8 ok, rank = bound in 8 (to_markdown pads the cells)
-    assert "stand-in" in summary and re.search(r"\| shared\s*\|\s*8\s*\|\s*8\s*\|\s*8\s*\|", summary)
+    assert "STAND-IN" in summary and re.search(r"\| shared\s*\|\s*8\s*\|\s*8\s*\|\s*8\s*\|", summary)
 
     # A second run has nothing to do (outputs are complete and up to date).
     dry = project.snakemake("theory", extra=("-n",), env=env)

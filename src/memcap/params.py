@@ -107,7 +107,14 @@ def _key(path) -> str:
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
+    if error.validator == "anyOf" and error.context:   # e.g. scale: a name or a mapping; say what failed
+        # the branch of the instance's own type got furthest: its error, not "not a string"
+        best = min(error.context, key=lambda e: (e.validator == "type", -len(e.absolute_path)))
+        return _describe(best)
     key = _key(error.absolute_path)
+    if "propertyNames" in error.relative_schema_path or "propertyNames" in error.schema_path:
+        allowed = error.schema.get("enum") or f"names matching {error.schema.get('pattern')!r}"
+        return f"{key}.{error.instance}: not an allowed key; allowed keys are {allowed}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
@@ -145,7 +152,8 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     errors += [e for e in strict.iter_errors(params) if e.validator == "type"
                and _strictly_invalid(e.instance) and not any(e.absolute_path == f.absolute_path for f in errors)]
     problems = [_describe(e) for e in sorted(errors, key=lambda e: list(e.absolute_path))]
-    problems += _scale_problems(params.get("scale", SCALES[0]), params)
+    if not any(list(e.absolute_path)[:1] == ["scale"] for e in errors):   # else the schema's message says it
+        problems += _scale_problems(params.get("scale", SCALES[0]), params)
     if not problems:
         problems = [p for check in CROSS_FIELD_CHECKS for p in check(params)]
     if problems:
@@ -206,16 +214,16 @@ def presets(params: dict[str, Any], family: str) -> list[str]:
 
 
 def _scale_problems(scale: Any, params: dict[str, Any]) -> list[str]:
-    """`scale` names one preset for every family, or maps every family (or `default`) to a preset
-    that family defines: a family left out is an error, never a silent fall-back to quick."""
+    """What the schema cannot say: every family gets a preset that its section defines (the schema
+    has checked the form: one name, or a mapping of families and `default` to names). A family left
+    out is an error, never a silent fall-back to quick."""
     if isinstance(scale, str):
         return [f"scale: got {scale!r}, but {family} has no preset {scale!r}; allowed: a preset every "
                 f"family defines, or a mapping {{family: preset}}; {family}'s presets are {presets(params, family)}"
                 for family in FAMILIES if scale not in presets(params, family)]
-    if not isinstance(scale, dict):
-        return [f"scale: got {scale!r}; allowed: a preset name (e.g. {list(SCALES)}) or a mapping {{family: preset}}"]
-    problems = [f"scale.{k}: unknown family; allowed keys are {['default', *FAMILIES]}"
-                for k in scale if k not in ("default", *FAMILIES)]
+    if not isinstance(scale, dict) or set(scale) - {"default", *FAMILIES}:
+        return []   # the schema's message says it
+    problems = []
     for family in FAMILIES:
         chosen = scale.get(family, scale.get("default"))
         key = f"scale.{family}" if family in scale else "scale.default"
@@ -237,10 +245,17 @@ def scales(params: dict[str, Any]) -> dict[str, str]:
     return {family: scale.get(family, scale.get("default")) for family in FAMILIES}
 
 
-def own_preset_note(scale: str) -> str:
-    """The label of a preset of your own on every title and table ('' for quick and paper, which have
-    their own): it is neither the papers' settings nor the published stand-in."""
+def scale_note(scale: str) -> str:
+    """What results at a preset are, printed on every title and table so a stand-in never passes for
+    the paper: quick is a stand-in, a preset of your own is not the papers' settings, paper says nothing."""
+    if scale == "quick":
+        return "QUICK STAND-IN: reduced grid"
     return f"OWN PRESET {scale!r}: not the papers' settings" if scale not in SCALES else ""
+
+
+def scale_tag(scale: str) -> str:
+    """A title's scale part: the note where there is one, else 'paper scale'."""
+    return scale_note(scale) or f"{scale} scale"
 
 
 def scale_rank(scale: str) -> int:

@@ -128,5 +128,5 @@ def history_note(commit: str, family_deps: list[str], repo: str | os.PathLike = 
     shown = sorted({"published/ (remote objects)" if p.startswith("published/") else p for p in changed})
     return (f"inferred from history: from {commit[:12]} to {end[:12]}, the commit that recorded it, no file "
             f"this family's jobs depend on changed (changed: {', '.join(shown)[:300]}); the tree differed "
-            f"outside the code (params.yaml's scale as the paper-suite tool sets it, recorded in this "
+            f"outside the code (params.yaml's scale as the suite tool set it, recorded in this "
             f"file's params, or dvc.lock while `dvc repro` ran)")

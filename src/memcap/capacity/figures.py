@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from memcap.params import own_preset_note  # noqa: E402
+from memcap.params import scale_note  # noqa: E402
 from memcap import results  # noqa: E402
 
 FIGURES = ("capacity",)
@@ -39,8 +39,7 @@ def capacity(cap: pd.DataFrame, p: dict, paths) -> None:
     axes[1].axvline(n, color="grey", lw=0.8)
     scale = cap.scale.iloc[0]
     fig.suptitle(f"Capacity by bracketing search (n = {n}, d = {d}, C = {int(cap.num_classes.iloc[0])}; "
-                 f"scale: {scale}{', quick stand-in' if scale == 'quick' else ''}"
-                 f"{', ' + own_preset_note(scale) if own_preset_note(scale) else ''})", fontsize=10)
+                 f"scale: {scale}{', ' + scale_note(scale) if scale_note(scale) else ''})", fontsize=10)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
 

@@ -100,7 +100,7 @@ def _bounds(args) -> None:
 
 def _attention_scale(paths) -> str:
     """The scale the MLT attention Parquets were trained at (their provenance), not theory's own: under
-    config/published.yaml theory is at paper scale while the MLT sweeps behind Fig 3 are quick."""
+    the published scales theory is at paper scale while the MLT sweeps behind Fig 3 are quick."""
     from memcap import results
 
     scales = {results.read_provenance(p).get("scale") for p in paths}

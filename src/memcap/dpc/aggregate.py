@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memcap.params import own_preset_note
+from memcap.params import scale_note
 from memcap import bounds
 from memcap.dpc import fits
 
@@ -91,8 +91,7 @@ def _fmt(v, spec: str) -> str:
 
 def fits_markdown(table: pd.DataFrame, scale: str) -> str:
     """The fitted slopes as a markdown table, with a header that names the scale."""
-    own = own_preset_note(scale)
-    stand_in = ", QUICK STAND-IN: reduced grid" if scale == "quick" else f", {own}" if own else ""
+    stand_in = f", {scale_note(scale)}" if scale_note(scale) else ""
     t = table.reindex(columns=["experiment", "series", "metric", "fit", "a", "b", "points", "bound_slope",
                                "ratio_to_bound"])      # Exp 4's rows have no bound slope
     shown = pd.DataFrame({

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from memcap.params import own_preset_note  # noqa: E402
+from memcap.params import scale_tag  # noqa: E402
 from memcap import bounds  # noqa: E402
 from memcap.results import by_stem, save_figure  # noqa: E402
 
@@ -49,8 +49,7 @@ METRIC_LABELS = {"acc_window": "train-batch window (original)", "acc_table": "fu
 
 def scale_note(scale: str) -> str:
     """Every title names its scale; a quick one says it is a stand-in."""
-    own = own_preset_note(scale)
-    return " [QUICK STAND-IN: reduced grid]" if scale == "quick" else f" [{own}]" if own else f" [{scale} scale]"
+    return f" [{scale_tag(scale)}]"
 
 
 def available(experiments) -> list[str]:

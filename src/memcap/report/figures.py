@@ -11,6 +11,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from memcap import results  # noqa: E402
+from memcap.params import scale_note  # noqa: E402
 from memcap.report.bits import REFERENCES  # noqa: E402
 
 FIGURES = ("bits",)
@@ -29,9 +30,10 @@ def bits(table: pd.DataFrame, paths) -> None:
     ax.set_ylabel("memorized bits / parameter")
     top = max(4.0, float(np.nanmax(table.bits_per_param)) * 1.1 if len(table) else 4.0)
     ax.set_ylim(0, top)
-    scale = ", ".join(sorted(set(table.scale))) if len(table) else "none"
-    ax.set_title(f"Bits per parameter, both families (scale: {scale}"
-                 f"{', quick stand-in' if 'quick' in scale else ''})", fontsize=10)
+    scales = sorted(set(table.scale)) if len(table) else ["none"]
+    notes = [f"{s}: {scale_note(s)}" for s in scales if s != "none" and scale_note(s)]
+    ax.set_title(f"Bits per parameter, both families (scale: {', '.join(scales)}"
+                 f"{'; ' + '; '.join(notes) if notes else ''})", fontsize=10)
     ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)

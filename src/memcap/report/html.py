@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import base64
 import html
-import re
 from pathlib import Path
 
 import pandas as pd
 
-from memcap.params import FAMILIES
+from memcap.params import scale_note
 from memcap.report import claims
 
 # Which paper claim each figure checks, by figure "<family>/<name>" (figures/<family>/<name>.png); a key
@@ -107,10 +106,8 @@ def _counts(card: pd.DataFrame) -> str:
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
           tables: dict[str, str], scale: str) -> str:
     """The whole page as one string (figures inlined, no external resource)."""
-    own = [s for s in re.split(r"[=, ]+", scale) if s and s not in ("quick", "paper", "others", *FAMILIES)]
-    stand_in = (f" — OWN PRESETS {own}: not the papers' settings" if own else
-                " — QUICK STAND-IN (reduced grids, not the papers' scale)" if scale == "quick" else
-                " — rows at quick are QUICK STAND-INs (reduced grids)" if "quick" in scale else "")
+    notes = [f"rows at {s}: {scale_note(s)}" for s in sorted(set(card.scale)) if scale_note(s)]
+    stand_in = f" — {'; '.join(notes)}" if notes else ""
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memcap reproduction report</title>"
              f"<style>{STYLE}</style></head><body>",
              f"<h1>memcap: did it reproduce? (scale: {html.escape(scale)}{stand_in})</h1>",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memcap.params import scale_note
+
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 NOT_RUN = "not run at this scale"
 SKIPPED = "skipped"
@@ -90,11 +92,7 @@ def fmt(point: float, low: float, high: float) -> str:
 def scale_title(scales, reason: str) -> str:
     """A table title's scale part; rows at quick are stand-ins (`reason` says how they are reduced)."""
     scales = sorted(set(scales)) or ["none"]
-    own = [s for s in scales if s not in ("quick", "paper", "none")]
-    if own:
-        return f"(scales: {', '.join(scales)}; rows at {', '.join(own)} are OWN PRESETS, not the papers' settings)"
-    if scales == ["quick"]:
-        return f"(scale: quick) (QUICK STAND-IN: {reason})"
-    if "quick" in scales:
-        return f"(scales: {', '.join(scales)}; each row names its own; rows at quick are QUICK STAND-INs: {reason})"
-    return f"(scale: {', '.join(scales)})"
+    notes = [f"rows at {s}: {scale_note(s)}" + (f" ({reason})" if s == "quick" else "")
+             for s in scales if s != "none" and scale_note(s)]
+    head = f"(scale: {scales[0]})" if len(scales) == 1 else f"(scales: {', '.join(scales)}; each row names its own)"
+    return head + (f" ({'; '.join(notes)})" if notes else "")

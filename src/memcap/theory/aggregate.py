@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.params import own_preset_note
+from memcap.params import scale_note
 from memcap.theory import saturation
 
 TABLES = {**{name: f"{name}.parquet" for name in ("construct", "gd", "trained_ranks", "rank_bounds", "saturation")},
@@ -17,9 +17,7 @@ TABLES = {**{name: f"{name}.parquet" for name in ("construct", "gd", "trained_ra
 
 def scale_label(scale: str) -> str:
     """What the numbers are, printed on every table and figure so a stand-in never passes for the paper."""
-    if scale == "quick":
-        return "quick preset: a stand-in with smaller d, n, H, T and steps than the paper"
-    return own_preset_note(scale) or "paper preset"
+    return scale_note(scale) or f"{scale} preset"
 
 
 def saturation_table(att: pd.DataFrame, threshold: float, scale: str) -> pd.DataFrame:

@@ -1,0 +1,79 @@
+"""`memcap suite`: which files a long run owns, and params.yaml's scale set without losing a comment."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+from memcap import results, suite
+
+
+def test_set_scale_changes_only_the_scale_and_keeps_every_comment(tmp_path):
+    path = tmp_path / "params.yaml"
+    shutil.copy(REPO / "params.yaml", path)
+    before = path.read_text()
+    scale = suite.set_scale({"mlt_synthetic": "paper"}, ["mlt_synthetic"], path)
+    after = path.read_text()
+    assert scale["mlt_synthetic"] == "paper"
+    comments = [line for line in before.splitlines() if line.lstrip().startswith("#")]
+    assert comments and all(c in after.splitlines() for c in comments)
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    assert len(before.splitlines()) == len(after.splitlines()) and len(changed) == 1, changed
+    assert changed[0][1].startswith("scale:") and "mlt_synthetic: paper" in changed[0][1]
+    old, new = yaml.safe_load(before), yaml.safe_load(after)
+    assert {**old, "scale": None} == {**new, "scale": None}
+
+
+def test_set_scale_turns_one_word_into_the_mapping(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("# lab settings\nscale: quick   # all families\ndevice: cpu\n")
+    suite.set_scale({"dpc": "paper"}, ["dpc"], path)
+    doc = yaml.safe_load(path.read_text())
+    assert doc["scale"]["dpc"] == "paper" and doc["scale"]["theory"] == "quick" and doc["device"] == "cpu"
+    assert path.read_text().startswith("# lab settings\n")
+
+
+def _write(path: str, scale: str | None = None) -> Path:
+    df = pd.DataFrame({"x": [1]}) if scale is None else pd.DataFrame({"x": [1], "scale": [scale]})
+    return results.write_parquet(df, path, {"params": {"scale": scale}})
+
+
+def test_a_run_owns_its_presets_files_and_restore_never_overwrites_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mine = _write("results/dpc/runs/paper/exp2/all-1.parquet")
+    other = _write("results/dpc/runs/quick/exp2/all-2.parquet")
+    att = _write("results/mlt_synthetic/attention/paper/s/2/T8-3.parquet")
+    theory_paper, theory_quick = _write("results/theory/tables/a.parquet", "paper"), _write("results/theory/tables/b.parquet", "quick")
+    ck = Path("checkpoints/dpc/paper/exp2_all-1_x1.pt")
+    ck.parent.mkdir(parents=True)
+    ck.write_bytes(b"state")
+    scales = {"dpc": "paper", "mlt_synthetic": "paper", "theory": "paper"}
+    assert suite.files("dpc", "paper") == [mine, ck] and other not in suite.files("dpc", "quick")[1:]
+    assert suite.files("mlt_synthetic", "paper") == [att]
+    assert suite.files("theory", "paper") == [theory_paper] and theory_quick not in suite.files("theory", "paper")
+    counts = suite.snapshot(scales, ["dpc", "mlt_synthetic", "theory"])
+    assert counts == {"results": 3, "checkpoints": 1}
+    assert suite.saved_run() == {"scale": scales, "families": ["dpc", "mlt_synthetic", "theory"]}
+
+    # another machine: a result of the run's scale made there is kept, a quick table under the same
+    # name is replaced (and named), what is missing is copied
+    results.write_parquet(pd.DataFrame({"x": [2]}), mine, {})   # same name, made here: kept
+    shutil.rmtree("results/mlt_synthetic")
+    _write("results/theory/tables/a.parquet", "quick")
+    copied, kept, replaced = suite.restore()
+    assert replaced == [Path("results/theory/tables/a.parquet")]
+    assert (copied, kept) == (2, 2) and Path("results/mlt_synthetic/attention/paper/s/2/T8-3.parquet").exists()
+    assert results.read_parquet("results/theory/tables/a.parquet").scale.tolist() == ["paper"]
+    assert results.read_parquet(mine).x.tolist() == [2]
+
+
+def test_suite_help_names_its_commands():
+    from memcap.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["suite", "--help"])
