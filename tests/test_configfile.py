@@ -38,6 +38,19 @@ def test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite(project):
     assert list(runs["seed"]) == [0, 1] and set(runs["steps_planned"]) == {40}
     assert (project.root / tiny_run).read_bytes() == tiny_bytes
 
+    # The job's log names the params file it read and a command that reruns it by hand: pasted into a
+    # shell without Snakemake's environment, it trains the --configfile settings again, to the same numbers.
+    log = (project.root / log_of(tiny_run)).read_text()
+    rerun = next(line for line in log.splitlines() if line.startswith("memcap: rerun this job with: "))
+    command = rerun.removeprefix("memcap: rerun this job with: ").replace(tiny_run, "pasted.parquet")
+    assert "--params " in command and "tiny" not in command.split("--params ")[1]   # the resolved file
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MEMCAP_PARAMS"}
+    project.run("bash", "-c", command, env=env)
+    pasted = pd.read_parquet(project.root / "pasted.parquet")
+    assert list(pasted["seed"]) == [7] and set(pasted["steps_planned"]) == {20}
+    timing = ["wall_time_s", "segments"]
+    pd.testing.assert_frame_equal(pasted.drop(columns=timing), pd.read_parquet(project.root / tiny_run).drop(columns=timing))
+
     # A job asked to write under the other settings' name refuses, naming why.
     proc = project.run("memcap", "mlt", "train", "--sweep", POINT[0], "--value", "2", "--dataset-size", "64",
                        "--settings-key", tiny_run.split("-")[-1].removesuffix(".parquet"), "--out", "x.parquet",

@@ -37,11 +37,8 @@ rule assumptions_digits_vit:
         "logs/assumptions/digits_vit.benchmark.tsv"
     params:
         settings=ASM_PRESET["vision"]["digits"],  # reruns when they change
-    threads: res("train", "assumptions")["threads"]
-    resources:
-        mem_mb=res("train", "assumptions")["mem_mb"],
-        runtime=res("train", "assumptions")["runtime"],
-        gpu=res("train", "assumptions")["gpu"],
+    threads: threads_of("train", "assumptions")
+    resources: **res("train", "assumptions")
     shell:
         "memcap assumptions digits-vit --threads {threads} --out {output.model} "
         "--metrics {output.metrics} > {log} 2>&1"
@@ -65,11 +62,8 @@ rule assumptions_track:
     params:
         settings=lambda w: asm_grid.track_settings(ASM_PRESET, w.track),
         digits=lambda w, input: f"--digits-vit {input.digits}" if input.digits else "",
-    threads: res("train", "assumptions")["threads"]
-    resources:
-        mem_mb=res("train", "assumptions")["mem_mb"],
-        runtime=res("train", "assumptions")["runtime"],
-        gpu=res("train", "assumptions")["gpu"],
+    threads: threads_of("train", "assumptions")
+    resources: **res("train", "assumptions")
     shell:
         "memcap assumptions track --threads {threads} --track {wildcards.track} "
         "{params.digits} --out {output.checks} --curves {output.curves} > {log} 2>&1"
@@ -84,11 +78,8 @@ rule assumptions_aggregate:
         tables=in_report(ASM_PAPER_TABLES, "assumptions"),
     log:
         "logs/assumptions/aggregate.log",
-    threads: res("light", "assumptions")["threads"]
-    resources:
-        mem_mb=res("light", "assumptions")["mem_mb"],
-        runtime=res("light", "assumptions")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "assumptions")
+    resources: **res("light", "assumptions")
     shell:
         "memcap assumptions aggregate --checks {input} --out {output.checks} "
         "--tables {output.tables} > {log} 2>&1"
@@ -102,10 +93,7 @@ rule assumptions_figures:
         in_report(ASM_FIGURES, "assumptions"),
     log:
         "logs/assumptions/figures.log",
-    threads: res("light", "assumptions")["threads"]
-    resources:
-        mem_mb=res("light", "assumptions")["mem_mb"],
-        runtime=res("light", "assumptions")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "assumptions")
+    resources: **res("light", "assumptions")
     shell:
         "memcap assumptions figures --curves {input} --figures {output} > {log} 2>&1"

@@ -35,11 +35,8 @@ rule capacity_search:
         heads=r"\d+",
         head_dim=r"\d+",
         key=KEY_PATTERN,
-    threads: res("train", "capacity")["threads"]
-    resources:
-        mem_mb=res("train", "capacity")["mem_mb"],
-        runtime=res("train", "capacity")["runtime"],
-        gpu=res("train", "capacity")["gpu"],
+    threads: threads_of("train", "capacity")
+    resources: **res("train", "capacity")
     shell:
         "memcap capacity search --threads {threads} --heads {wildcards.heads} "
         "--head-dim {wildcards.head_dim} --settings-key {wildcards.key} --out {output} > {log} 2>&1"
@@ -54,11 +51,8 @@ rule capacity_aggregate:
         figures=in_report(CAP_FIGURES, "capacity"),
     log:
         "logs/capacity/aggregate.log",
-    threads: res("light", "capacity")["threads"]
-    resources:
-        mem_mb=res("light", "capacity")["mem_mb"],
-        runtime=res("light", "capacity")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "capacity")
+    resources: **res("light", "capacity")
     shell:
         "memcap capacity aggregate --runs {input} --out {output.table} "
         "--figures {output.figures} > {log} 2>&1"

@@ -29,19 +29,28 @@ RESOLVED_PARAMS = memcap_params.write_resolved(config, ".snakemake/memcap")
 os.environ.update(MEMCAP_PARAMS=str(RESOLVED_PARAMS))
 
 
-def res(kind, family=None):
-    """Resources of a job class ('train' or 'light') at the family's scale (params.yaml `resources`,
-    the family's own `families` entries over the class's); family None (the report): the largest
-    scale any family runs at. `runtime` is the time limit of a job's first attempt: a retry
-    (`retries` in profiles/slurm) asks for attempt x runtime, so a job killed at its time limit gets
-    longer and, if it trains, resumes from its checkpoint."""
+def _sizes(kind, family):
+    """A job class's sizes ('train' or 'light') at the family's scale (params.yaml `resources`, the
+    family's own `families` entries over the class's); family None (the report): the largest scale any
+    family runs at. A preset of your own gets quick's unless it names its own."""
     scales = memcap_params.scales(config)
     scale = scales[family] if family else max(scales.values(), key=memcap_params.scale_rank)
-    by_scale = config["resources"].get(scale, config["resources"]["quick"])   # own presets: quick's unless named
-    sizes = {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
+    by_scale = config["resources"].get(scale, config["resources"]["quick"])
+    return {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
+
+
+def threads_of(kind, family=None):
+    return _sizes(kind, family)["threads"]
+
+
+def res(kind, family=None, **override):
+    """A rule's resources, said once: `resources: **res("train", "dpc")`. `runtime` is the time limit
+    of a job's first attempt: a retry (`retries` in profiles/slurm) asks for attempt x runtime, so a
+    job killed at its time limit gets longer and, if it trains, resumes from its checkpoint."""
+    sizes = {k: v for k, v in _sizes(kind, family).items() if k != "threads"}
     first = sizes["runtime"]
     sizes["runtime"] = lambda wildcards, attempt: first * attempt
-    return sizes
+    return {**sizes, **override}
 
 
 def never_match(names):

@@ -40,11 +40,8 @@ rule dpc_train:
         experiment=never_match(list(DPC_PRESET["experiments"])),
         series=r"all|\d+",
         key=KEY_PATTERN,
-    threads: res("train", "dpc")["threads"]
-    resources:
-        mem_mb=res("train", "dpc")["mem_mb"],
-        runtime=res("train", "dpc")["runtime"],
-        gpu=res("train", "dpc")["gpu"],
+    threads: threads_of("train", "dpc")
+    resources: **res("train", "dpc")
     shell:
         "memcap dpc train --threads {threads} --experiment {wildcards.experiment} "
         "--series {wildcards.series} --settings-key {wildcards.key} "
@@ -62,11 +59,8 @@ rule dpc_aggregate:
         metrics=DPC_METRICS,
     log:
         "logs/dpc/aggregate.log",
-    threads: res("light", "dpc")["threads"]
-    resources:
-        mem_mb=res("light", "dpc")["mem_mb"],
-        runtime=res("light", "dpc")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "dpc")
+    resources: **res("light", "dpc")
     shell:
         "memcap dpc aggregate --runs {output.runs} --summary {output.summary} "
         "--metrics {output.metrics} {input} > {log} 2>&1"
@@ -83,11 +77,8 @@ rule dpc_figures:
         fits_md=in_report(DPC_TABLE["fits_md"], "dpc"),
     log:
         "logs/dpc/figures.log",
-    threads: res("light", "dpc")["threads"]
-    resources:
-        mem_mb=res("light", "dpc")["mem_mb"],
-        runtime=res("light", "dpc")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "dpc")
+    resources: **res("light", "dpc")
     shell:
         "memcap dpc figures --runs {input.runs} --summary {input.summary} "
         "--fits {output.fits} --fits-md {output.fits_md} --figures {output.figures} > {log} 2>&1"
@@ -102,10 +93,7 @@ rule dpc_kl:
         "logs/dpc/kl.log",
     params:
         theory=DPC_PRESET["theory"],  # reruns when they change
-    threads: res("light", "dpc")["threads"]
-    resources:
-        mem_mb=res("light", "dpc")["mem_mb"],
-        runtime=res("light", "dpc")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "dpc")
+    resources: **res("light", "dpc")
     shell:
         "memcap dpc kl --out {output.table} --figures {output.figures} > {log} 2>&1"

@@ -41,46 +41,35 @@ rule mlt_synthetic:
 rule mlt_train:
     """Train every seed of one grid point; one Parquet row per seed."""
     output:
-        f"{MLT}/runs/{{preset}}/{{sweep}}/{{value}}/T{{T}}-{{key}}.parquet",
+        runs=f"{MLT}/runs/{{preset}}/{{sweep}}/{{value}}/T{{T}}-{{key}}.parquet",
     log:
         "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.log",
     benchmark:
         "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.benchmark.tsv"
-    wildcard_constraints:
-        sweep=f"(?!(?:{never_match(MLT_ANALYSIS)})/)[a-z0-9_]+",
-    threads: res("train", "mlt_synthetic")["threads"]
-    resources:
-        mem_mb=MLT_TRAIN_MEM_MB,
-        runtime=res("train", "mlt_synthetic")["runtime"],
-        gpu=res("train", "mlt_synthetic")["gpu"],
+    params:
+        attention="",
+    threads: threads_of("train", "mlt_synthetic")
+    resources: **res("train", "mlt_synthetic", mem_mb=MLT_TRAIN_MEM_MB)
     shell:
         "memcap mlt train --threads {threads} --sweep {wildcards.sweep} "
         "--value {wildcards.value} --dataset-size {wildcards.T} --settings-key {wildcards.key} "
         "--checkpoint checkpoints/mlt_synthetic/{wildcards.preset}/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}-{wildcards.key}.pt "
-        "--out {output} > {log} 2>&1"
+        "--out {output.runs}{params.attention} > {log} 2>&1"
 
 
-rule mlt_train_with_attention:
-    """Saturation runs (Fig 3): as mlt_train, plus the max attention weight per example and head."""
+# The saturation sweeps (Fig 3): the same job, also writing the max attention weight per example and
+# head; for their run files this rule wins (ruleorder), every other sweep has no attention file.
+use rule mlt_train as mlt_train_with_attention with:
     output:
         runs=f"{MLT}/runs/{{preset}}/{{sweep}}/{{value}}/T{{T}}-{{key}}.parquet",
         attention=f"{MLT}/attention/{{preset}}/{{sweep}}/{{value}}/T{{T}}-{{key}}.parquet",
-    log:
-        "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.log",
-    benchmark:
-        "logs/mlt_synthetic/{preset}/{sweep}/{value}/T{T}-{key}.benchmark.tsv"
     wildcard_constraints:
         sweep=never_match(MLT_ANALYSIS),
-    threads: res("train", "mlt_synthetic")["threads"]
-    resources:
-        mem_mb=MLT_TRAIN_MEM_MB,
-        runtime=res("train", "mlt_synthetic")["runtime"],
-        gpu=res("train", "mlt_synthetic")["gpu"],
-    shell:
-        "memcap mlt train --threads {threads} --sweep {wildcards.sweep} "
-        "--value {wildcards.value} --dataset-size {wildcards.T} --settings-key {wildcards.key} "
-        "--checkpoint checkpoints/mlt_synthetic/{wildcards.preset}/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}-{wildcards.key}.pt "
-        "--out {output.runs} --attention-out {output.attention} > {log} 2>&1"
+    params:
+        attention=lambda wildcards, output: f" --attention-out {output.attention}",
+
+
+ruleorder: mlt_train_with_attention > mlt_train
 
 
 rule mlt_aggregate:
@@ -92,11 +81,8 @@ rule mlt_aggregate:
         metrics=f"{MLT}/metrics.json",
     log:
         "logs/mlt_synthetic/aggregate.log",
-    threads: res("light", "mlt_synthetic")["threads"]
-    resources:
-        mem_mb=res("light", "mlt_synthetic")["mem_mb"],
-        runtime=res("light", "mlt_synthetic")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "mlt_synthetic")
+    resources: **res("light", "mlt_synthetic")
     shell:
         "memcap mlt aggregate --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
 
@@ -111,11 +97,8 @@ rule mlt_figures:
         fits=MLT_TABLE["fits"],
     log:
         "logs/mlt_synthetic/figures.log",
-    threads: res("light", "mlt_synthetic")["threads"]
-    resources:
-        mem_mb=res("light", "mlt_synthetic")["mem_mb"],
-        runtime=res("light", "mlt_synthetic")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "mlt_synthetic")
+    resources: **res("light", "mlt_synthetic")
     shell:
         "memcap mlt figures --runs {input} --figures {output.figures} "
         "--summary {output.summary} --fits {output.fits} > {log} 2>&1"

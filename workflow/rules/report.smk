@@ -53,11 +53,8 @@ rule report_scorecard:
         "logs/report/scorecard.log",
     params:
         inputs=" ".join(f"--input {k}={v}" for k, v in REP_TABLES.items()),
-    threads: res("light")["threads"]
-    resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
-        gpu=0,
+    threads: threads_of("light")
+    resources: **res("light")
     shell:
         "memcap report scorecard {params.inputs} --out {output.table} --md {output.md} "
         "--metrics {output.metrics} --plot-data {output.plot} > {log} 2>&1"
@@ -75,11 +72,8 @@ rule report_provenance:
         "logs/report/provenance.log",
     params:
         inputs=" ".join(f"--input {k}={v}" for k, v in REP_TABLES.items()),
-    threads: res("light")["threads"]
-    resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
-        gpu=0,
+    threads: threads_of("light")
+    resources: **res("light")
     shell:
         "memcap report provenance {params.inputs} --out {output.table} --md {output.md} > {log} 2>&1"
 
@@ -95,11 +89,8 @@ rule report_bits:
         figures=in_report(REP_FIGURES, "report"),
     log:
         "logs/report/bits.log",
-    threads: res("light")["threads"]
-    resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
-        gpu=0,
+    threads: threads_of("light")
+    resources: **res("light")
     shell:
         "memcap report bits --mlt-runs {input.mlt} --dpc-runs {input.dpc} --out {output.table} "
         "--md {output.md} --figures {output.figures} > {log} 2>&1"
@@ -119,11 +110,8 @@ rule report_html:
         "logs/report/html.log",
     params:
         tables=" ".join(f"--table '{k}={v}'" for k, v in REP_MD.items()),
-    threads: res("light")["threads"]
-    resources:
-        mem_mb=res("light")["mem_mb"],
-        runtime=res("light")["runtime"],
-        gpu=0,
+    threads: threads_of("light")
+    resources: **res("light")
     shell:
         "memcap report html --scorecard {input.scorecard} --bits-md {input.bits} "
         "--capacity {input.capacity} {params.tables} --figures {input.figures} --out {output} > {log} 2>&1"

@@ -26,11 +26,8 @@ rule theory_construct:
         "logs/theory/construct.log",
     params:
         settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "construct")},  # reruns when they change
-    threads: res("light", "theory")["threads"]
-    resources:
-        mem_mb=res("light", "theory")["mem_mb"],
-        runtime=res("light", "theory")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "theory")
+    resources: **res("light", "theory")
     shell:
         "memcap theory construct --threads {threads} --out {output} > {log} 2>&1"
 
@@ -45,11 +42,8 @@ rule theory_gd:
         "logs/theory/gd.log",
     params:
         settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "gradient_descent")},
-    threads: res("train", "theory")["threads"]
-    resources:
-        mem_mb=res("train", "theory")["mem_mb"],
-        runtime=res("train", "theory")["runtime"],
-        gpu=res("train", "theory")["gpu"],
+    threads: threads_of("train", "theory")
+    resources: **res("train", "theory")
     shell:
         "memcap theory gd --threads {threads} --out {output.runs} "
         "--ranks-out {output.ranks} --checkpoint checkpoints/theory/gd > {log} 2>&1"
@@ -63,11 +57,8 @@ rule theory_bounds:
         "logs/theory/bounds.log",
     params:
         settings={k: TH_PRESET[k] for k in ("seeds", "rank_rtol", "bounds")},
-    threads: res("light", "theory")["threads"]
-    resources:
-        mem_mb=res("light", "theory")["mem_mb"],
-        runtime=res("light", "theory")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "theory")
+    resources: **res("light", "theory")
     shell:
         "memcap theory bounds --threads {threads} --out {output} > {log} 2>&1"
 
@@ -82,11 +73,8 @@ rule theory_saturation:
         "logs/theory/saturation.log",
     params:
         settings=TH_PRESET["saturation"],
-    threads: res("light", "theory")["threads"]
-    resources:
-        mem_mb=res("light", "theory")["mem_mb"],
-        runtime=res("light", "theory")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "theory")
+    resources: **res("light", "theory")
     shell:
         "memcap theory saturation --attention {input} --out {output} > {log} 2>&1"
 
@@ -103,11 +91,8 @@ rule theory_summary:
         TH_TABLE["summary"],
     log:
         "logs/theory/summary.log",
-    threads: res("light", "theory")["threads"]
-    resources:
-        mem_mb=res("light", "theory")["mem_mb"],
-        runtime=res("light", "theory")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "theory")
+    resources: **res("light", "theory")
     shell:
         "memcap theory summary --construct {input.construct} --gd {input.gd} "
         "--rank-bounds {input.rank_bounds} --trained-ranks {input.trained_ranks} --saturation {input.saturation} "
@@ -128,11 +113,8 @@ rule theory_figures:
         "logs/theory/figures.log",
     params:
         fig3=TH_PRESET["saturation"],  # threshold and examples shown: redraw when they change
-    threads: res("light", "theory")["threads"]
-    resources:
-        mem_mb=res("light", "theory")["mem_mb"],
-        runtime=res("light", "theory")["runtime"],
-        gpu=0,
+    threads: threads_of("light", "theory")
+    resources: **res("light", "theory")
     shell:
         "memcap theory figures --construct {input.construct} --gd {input.gd} "
         "--rank-bounds {input.rank_bounds} --trained-ranks {input.trained_ranks} --attention {input.attention} "

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import logging
+import os
+import shlex
 import sys
+from pathlib import Path
 
 from memcap import params as memcap_params
 from memcap import results
@@ -57,9 +59,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def rerun_command(args: argparse.Namespace, argv: list[str]) -> str | None:
+    """The command that reruns this job exactly: its arguments with the params file it read made
+    explicit (Snakemake passes it through $MEMCAP_PARAMS, which a pasted command would not have)."""
+    if not hasattr(args, "params"):
+        return None
+    given = any(a == "--params" or a.startswith("--params=") for a in argv)
+    return shlex.join(["memcap", *argv, *([] if given else ["--params", str(Path(args.params).resolve())])])
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
+    rerun = rerun_command(args, argv)
+    if rerun:   # first in every job's log: what it read and how to run it again by hand
+        print(f"memcap: params {Path(args.params).resolve()}\nmemcap: rerun this job with: {rerun}", file=sys.stderr,
+              flush=True)
     try:
         args.func(args)
     except (memcap_params.ParamsError, TrainingFailed, results.UnreadableResult) as e:
