@@ -58,7 +58,7 @@ class Project:
         from memcap import params as memcap_params
         from memcap.capacity import grid as capacity_grid
         from memcap.dpc import grid as dpc_grid
-        from memcap.mlt import grid as mlt_grid
+        from memcap.mlt_synthetic import grid as mlt_grid
 
         params = memcap_params.load(params_file or self.params_path, {"scale": scale} if scale else None)
         grid = {"mlt_synthetic": mlt_grid, "dpc": dpc_grid, "capacity": capacity_grid}[family]

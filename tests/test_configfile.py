@@ -52,7 +52,7 @@ def test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite(project):
     pd.testing.assert_frame_equal(pasted.drop(columns=timing), pd.read_parquet(project.root / tiny_run).drop(columns=timing))
 
     # A job asked to write under the other settings' name refuses, naming why.
-    proc = project.run("memcap", "mlt", "train", "--sweep", POINT[0], "--value", "2", "--dataset-size", "64",
+    proc = project.run("memcap", "mlt_synthetic", "train", "--sweep", POINT[0], "--value", "2", "--dataset-size", "64",
                        "--settings-key", tiny_run.split("-")[-1].removesuffix(".parquet"), "--out", "x.parquet",
                        check=False)
     assert proc.returncode == 2 and "stands for other settings" in proc.stderr, proc.stderr

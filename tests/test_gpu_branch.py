@@ -13,8 +13,8 @@ import torch
 from memcap import params as mp
 from memcap import runtime
 from memcap.dpc import train as dpc_train
-from memcap.mlt import grid as mlt_grid
-from memcap.mlt import train as mlt_train
+from memcap.mlt_synthetic import grid as mlt_grid
+from memcap.mlt_synthetic import train as mlt_train
 from memcap.models.aot import AoT
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import make_data

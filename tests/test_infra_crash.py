@@ -62,12 +62,12 @@ def _wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | Non
 
 
 def _trainer_pids(root: Path, CKPT: str) -> list[int]:
-    """The `memcap mlt train` processes of this point running in `root` (from /proc; no pkill by name)."""
+    """The `memcap mlt_synthetic train` processes of this point running in `root` (from /proc; no pkill by name)."""
     pids = []
     for d in Path("/proc").iterdir():
         try:
             cmd = (d / "cmdline").read_bytes().split(b"\0")
-            if b"mlt" in cmd and b"train" in cmd and CKPT.encode() in cmd and os.readlink(d / "cwd") == str(root):
+            if b"mlt_synthetic" in cmd and b"train" in cmd and CKPT.encode() in cmd and os.readlink(d / "cwd") == str(root):
                 pids.append(int(d.name))
         except (OSError, ValueError):
             continue
@@ -76,7 +76,7 @@ def _trainer_pids(root: Path, CKPT: str) -> list[int]:
 
 def _reference(project) -> pd.DataFrame:
     """The same grid point trained in one go, without a checkpoint."""
-    project.run("python", "-m", "memcap", "mlt", "train", "--sweep", "scale_head_shared", "--value", "2",
+    project.run("python", "-m", "memcap", "mlt_synthetic", "train", "--sweep", "scale_head_shared", "--value", "2",
                 "--dataset-size", "64", "--device", "cpu", "--out", "reference.parquet",
                 env=ih.code_env(project.root))
     return _numbers(project.root / "reference.parquet")

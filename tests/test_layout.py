@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "memcap"
-FAMILY_PACKAGES = ("mlt", "theory", "dpc", "assumptions", "capacity")
+FAMILY_PACKAGES = ("mlt_synthetic", "theory", "dpc", "assumptions", "capacity")
 
 
 def _module_name(path: Path) -> str:
@@ -84,15 +84,14 @@ def test_every_family_has_the_same_shape(family):
 
 def test_help_lists_commands_by_family():
     out = subprocess.run([sys.executable, "-m", "memcap", "--help"], capture_output=True, text=True, check=True).stdout
-    for family in ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report"):
+    for family in ("params", "mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report"):
         assert f"\n  {family} " in out
-    assert "mlt train" in out and "dpc train" in out and "capacity search" in out
+    assert "mlt_synthetic train" in out and "dpc train" in out and "capacity search" in out
 
 
 def _stage_entry_modules(stage: str) -> set[str]:
     """What a DVC stage runs: its family's CLI module and the memcap modules its rule files import."""
-    cli = {"mlt_synthetic": "mlt"}.get(stage, stage)
-    entries = {f"memcap.cli.{cli}"}
+    entries = {f"memcap.cli.{stage}"}   # one name per family: stage, package, CLI, folders
     rules = Path(SRC.parents[1], "workflow", "rules")
     for smk in (rules / "common.smk", rules / f"{stage}.smk"):
         for line in smk.read_text().splitlines():

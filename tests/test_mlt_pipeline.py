@@ -48,7 +48,7 @@ def test_snakemake_produces_runs_table_figures_and_provenance(project):
 
 def test_same_params_give_identical_parquet_bytes(project):
     project.edit_params(_tiny)
-    cmd = ["python", "-m", "memcap", "mlt", "train", "--sweep", "scale_head_shared", "--value", "2",
+    cmd = ["python", "-m", "memcap", "mlt_synthetic", "train", "--sweep", "scale_head_shared", "--value", "2",
            "--dataset-size", "64", "--device", "cpu"]
     project.run(*cmd, "--out", "a.parquet")
     project.run(*cmd, "--out", "b.parquet")

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from memcap import checkpoint
-from memcap.mlt.schedule import mlt_num_steps, warmup_cosine
-from memcap.mlt.train import TrainConfig, _loss_and_hits, evaluate, train
+from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
+from memcap.mlt_synthetic.train import TrainConfig, _loss_and_hits, evaluate, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import make_data
 
@@ -189,7 +189,7 @@ def _preset():
 
 def test_grid_points_and_settings_come_from_the_preset():
     from memcap.errors import ParamsError
-    from memcap.mlt import grid
+    from memcap.mlt_synthetic import grid
 
     p = _preset()
     assert grid.grid_points(p) == [("by_heads", 1, 16), ("by_heads", 1, 32), ("by_heads", 3, 16),
@@ -206,13 +206,13 @@ def test_grid_points_and_settings_come_from_the_preset():
 def test_grid_module_is_torch_free():
     import subprocess
     import sys
-    code = "import sys, memcap.mlt.grid; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, memcap.mlt_synthetic.grid; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_train_point_rows_and_attention_maxima():
-    from memcap.mlt import grid
-    from memcap.mlt.train import attention_maxima, train_point
+    from memcap.mlt_synthetic import grid
+    from memcap.mlt_synthetic.train import attention_maxima, train_point
 
     s = grid.sweep_settings(_preset(), "by_heads")
     runs, best, model = train_point(s, 3, 16, "cpu", labels={"family": "f", "sweep": "by_heads"}, progress=False)

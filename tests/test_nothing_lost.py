@@ -26,7 +26,7 @@ from conftest import BIN, REPO, Project
 from memcap import checkpoint, results
 from memcap import params as mp
 from memcap.errors import TrainingFailed
-from memcap.mlt.train import TrainConfig, train
+from memcap.mlt_synthetic.train import TrainConfig, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import make_data
 
@@ -71,9 +71,9 @@ def test_a_value_that_would_fail_or_lie_in_a_job_stops_validation(mutate, words)
 
 
 def test_every_sweep_a_figure_reads_is_a_known_sweep_name():
-    """params validation refuses sweep names no figure reads (memcap.mlt.checks.KNOWN_SWEEPS): the list
-    must cover every sweep memcap.mlt.figures draws, or a valid sweep would be refused."""
-    from memcap.mlt import checks, figures
+    """params validation refuses sweep names no figure reads (memcap.mlt_synthetic.checks.KNOWN_SWEEPS): the list
+    must cover every sweep memcap.mlt_synthetic.figures draws, or a valid sweep would be refused."""
+    from memcap.mlt_synthetic import checks, figures
 
     drawn = {s for fig in figures.FIGURES.values() for s in fig["sweeps"]}
     assert drawn <= set(checks.KNOWN_SWEEPS)
@@ -129,7 +129,7 @@ def test_a_diverged_or_untrained_run_raises_and_a_trained_one_does_not():
 def test_the_cli_says_why_a_diverged_job_failed_and_writes_nothing(project):
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(
         lr=1.0e12, min_steps=40, eval_every=10))
-    proc = project.run("memcap", "mlt", "train", "--sweep", "regress_scale_head_shared", "--value", "2",
+    proc = project.run("memcap", "mlt_synthetic", "train", "--sweep", "regress_scale_head_shared", "--value", "2",
                        "--dataset-size", "32", "--out", "x.parquet", check=False)
     assert proc.returncode == 2 and "no better than the initialisation" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (project.root / "x.parquet").exists()

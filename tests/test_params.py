@@ -66,7 +66,7 @@ def test_the_shipped_params_are_valid_at_both_scales():
 
 
 def test_paper_preset_has_the_342_runs_per_seed_of_the_original():
-    from memcap.mlt import grid
+    from memcap.mlt_synthetic import grid
     assert len(grid.grid_points(PARAMS["mlt_synthetic"]["paper"])) == 342
     assert PARAMS["mlt_synthetic"]["paper"]["seeds"] == list(range(6))
 

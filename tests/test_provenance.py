@@ -66,7 +66,7 @@ def test_a_change_only_in_dvc_lock_docs_or_params_is_named_but_not_dirty(repo):
 
 @pytest.mark.parametrize("path, kind", [("dvc.lock", "neutral"), ("docs/a.md", "neutral"), ("tests/t.py", "neutral"),
                                         ("results/report/metrics.json", "neutral"), ("params.yaml", "params"),
-                                        ("config/published.yaml", "params"), ("src/memcap/mlt/train.py", "code"),
+                                        ("config/published.yaml", "params"), ("src/memcap/mlt_synthetic/train.py", "code"),
                                         ("workflow/rules/mlt.smk", "code"), ("Snakefile", "code"), ("dvc.yaml", "code")])
 def test_what_can_change_a_result(path, kind):
     assert provenance.kind(path) == kind
@@ -126,7 +126,7 @@ def test_an_aggregated_table_records_what_its_inputs_came_from(tmp_path):
 
 
 def _train_one(project, out: str):
-    return project.run("python", "-m", "memcap", "mlt", "train", "--sweep", "scale_head_shared", "--value", "2",
+    return project.run("python", "-m", "memcap", "mlt_synthetic", "train", "--sweep", "scale_head_shared", "--value", "2",
                        "--dataset-size", "16", "--device", "cpu", "--out", out, env=ih.code_env(project.root))
 
 
@@ -141,7 +141,7 @@ def test_a_job_records_the_code_it_ran_and_publishing_refuses_a_code_change(proj
     with open(project.root / "dvc.lock", "a") as f:
         f.write("# a lock file rewritten by dvc repro\n")
     _train_one(project, "lock_only.parquet")
-    with open(project.root / "src/memcap/mlt/train.py", "a") as f:
+    with open(project.root / "src/memcap/mlt_synthetic/train.py", "a") as f:
         f.write("# an uncommitted edit\n")
     _train_one(project, "code_change.parquet")
 
@@ -150,14 +150,14 @@ def test_a_job_records_the_code_it_ran_and_publishing_refuses_a_code_change(proj
     assert lock_only["code"]["code_diff_sha256"] is None
     changed = results.read_provenance(project.root / "code_change.parquet")
     assert changed["git_commit"] == f"{head}-dirty"
-    assert changed["code"]["code_differs"] == ["src/memcap/mlt/train.py"]
+    assert changed["code"]["code_differs"] == ["src/memcap/mlt_synthetic/train.py"]
     assert len(changed["code"]["code_diff_sha256"]) == 64
 
     ok = project.run("python", "-m", "memcap", "provenance", "check", "lock_only.parquet", env=ih.code_env(project.root))
     assert "1 clean" in ok.stdout
     refused = project.run("python", "-m", "memcap", "provenance", "check", "lock_only.parquet", "code_change.parquet",
                           check=False, env=ih.code_env(project.root))
-    assert refused.returncode == 1 and "src/memcap/mlt/train.py" in refused.stdout
+    assert refused.returncode == 1 and "src/memcap/mlt_synthetic/train.py" in refused.stdout
     assert "Nothing was published" in refused.stderr
 
 

@@ -28,7 +28,7 @@ from memcap.assumptions import checks as assumptions_checks
 from memcap.capacity import checks as capacity_checks
 from memcap.errors import ParamsError  # noqa: F401  (re-exported: memcap.params.ParamsError)
 from memcap.dpc import checks as dpc_checks
-from memcap.mlt import checks as mlt_checks
+from memcap.mlt_synthetic import checks as mlt_checks
 from memcap.theory import checks as theory_checks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -1,9 +1,9 @@
 # MLT synthetic sweeps (Mahdavi et al. 2024): Figs 2a, 2b, 2c, 4, 5 and the raw data of Fig 3.
 # One training job per (sweep, value, T); all seeds of a grid point train together in that job.
-# Paths come from the library's names (memcap.mlt.grid, .aggregate, .figures).
-from memcap.mlt import aggregate as mlt_aggregate
-from memcap.mlt import figures as mlt_figures
-from memcap.mlt import grid as mlt_grid
+# Paths come from the library's names (memcap.mlt_synthetic.grid, .aggregate, .figures).
+from memcap.mlt_synthetic import aggregate as mlt_aggregate
+from memcap.mlt_synthetic import figures as mlt_figures
+from memcap.mlt_synthetic import grid as mlt_grid
 
 MLT = "results/mlt_synthetic"
 MLT_PRESET_NAME = memcap_params.scale_of(config, mlt_grid.FAMILY)
@@ -15,7 +15,7 @@ MLT_NAMES = {(s, v, t): mlt_grid.run_name(MLT_PRESET_NAME, MLT_PRESET, s, v, t) 
 MLT_RUNS = [f"{MLT}/runs/{name}" for name in MLT_NAMES.values()]
 MLT_ATTENTION = [f"{MLT}/attention/{name}" for (s, _, _), name in MLT_NAMES.items() if s in MLT_ANALYSIS]
 MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
-# A training job's memory: its class's request, or more when its data needs it (memcap.mlt.grid.job_mem_mb).
+# A training job's memory: its class's request, or more when its data needs it (memcap.mlt_synthetic.grid.job_mem_mb).
 MLT_TRAIN_MEM_MB = lambda w: mlt_grid.job_mem_mb(  # noqa: E731
     mlt_grid.sweep_settings(MLT_PRESET, w.sweep), int(w.value), int(w.T), res("train", "mlt_synthetic")["mem_mb"])
 MLT_FIGURES = [f"figures/mlt_synthetic/{name}.{ext}" for name in mlt_figures.NAMES for ext in mlt_figures.FORMATS]
@@ -51,7 +51,7 @@ rule mlt_train:
     threads: threads_of("train", "mlt_synthetic")
     resources: **res("train", "mlt_synthetic", mem_mb=MLT_TRAIN_MEM_MB)
     shell:
-        "memcap mlt train --threads {threads} --sweep {wildcards.sweep} "
+        "memcap mlt_synthetic train --threads {threads} --sweep {wildcards.sweep} "
         "--value {wildcards.value} --dataset-size {wildcards.T} --settings-key {wildcards.key} "
         "--checkpoint checkpoints/mlt_synthetic/{wildcards.preset}/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}-{wildcards.key}.pt "
         "--out {output.runs}{params.attention} > {log} 2>&1"
@@ -73,7 +73,7 @@ ruleorder: mlt_train_with_attention > mlt_train
 
 
 rule mlt_aggregate:
-    """One tidy table of every run of the active preset (schema: memcap.mlt.aggregate.RUN_COLUMNS)."""
+    """One tidy table of every run of the active preset (schema: memcap.mlt_synthetic.aggregate.RUN_COLUMNS)."""
     input:
         MLT_RUNS,
     output:
@@ -84,7 +84,7 @@ rule mlt_aggregate:
     threads: threads_of("light", "mlt_synthetic")
     resources: **res("light", "mlt_synthetic")
     shell:
-        "memcap mlt aggregate --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
+        "memcap mlt_synthetic aggregate --out {output.runs} --metrics {output.metrics} {input} > {log} 2>&1"
 
 
 rule mlt_figures:
@@ -100,5 +100,5 @@ rule mlt_figures:
     threads: threads_of("light", "mlt_synthetic")
     resources: **res("light", "mlt_synthetic")
     shell:
-        "memcap mlt figures --runs {input} --figures {output.figures} "
+        "memcap mlt_synthetic figures --runs {input} --figures {output.figures} "
         "--summary {output.summary} --fits {output.fits} > {log} 2>&1"

@@ -4,7 +4,7 @@ For one architecture (H heads, head size d_h, context size n, width d) the train
 bracketed: T_low memorized by all seeds, T_high not. Starting at `start`, T doubles until a failure
 (or halves until a success), then bisects until T_high − T_low <= max(1, rel_tol·T_low) or the
 evaluation budget runs out. Each evaluation trains all seeds together through the MLT family's point
-trainer (`memcap.mlt.train.train_point`), so model, data and trainer are the family's.
+trainer (`memcap.mlt_synthetic.train.train_point`), so model, data and trainer are the family's.
 Monotonicity in T is assumed (a larger random dataset is not easier), as every bracketing search does.
 """
 
@@ -16,7 +16,7 @@ from typing import Callable
 import pandas as pd
 
 from memcap.capacity.grid import FAMILY, mlt_settings
-from memcap.mlt.train import train_point
+from memcap.mlt_synthetic.train import train_point
 
 log = logging.getLogger(__name__)
 

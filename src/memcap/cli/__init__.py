@@ -20,7 +20,7 @@ from memcap import results
 from memcap.errors import TrainingFailed
 
 # One module per family, in the order of the pipeline; each adds its commands.
-FAMILIES = ("params", "mlt", "theory", "dpc", "assumptions", "capacity", "report", "provenance", "suite")
+FAMILIES = ("params", "mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report", "provenance", "suite")
 
 
 def add_params_args(p: argparse.ArgumentParser) -> None:

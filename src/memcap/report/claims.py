@@ -24,7 +24,7 @@ import pandas as pd
 from memcap import stats
 from memcap.dpc import fits as dpc_fits
 from memcap.bounds import bound_slope_per_head
-from memcap.mlt.grid import SATURATION_ACC
+from memcap.mlt_synthetic.grid import SATURATION_ACC
 from memcap.report import shapes
 from memcap.report.shapes import Curve
 from memcap.report.verdicts import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PAPER_CLAIM, PROPERTY, REPRODUCED,

@@ -40,7 +40,7 @@ class MLTData:
         return self.queries[rows, idx], ctx, self.labels[rows, idx]
 
 
-from memcap.mlt.grid import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
+from memcap.mlt_synthetic.grid import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
 
 
 def _uniform_rows(rs: np.random.RandomState, out: np.ndarray) -> None:

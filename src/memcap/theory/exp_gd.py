@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from memcap import checkpoint as ckpt
-from memcap.mlt.train import TrainConfig, train
+from memcap.mlt_synthetic.train import TrainConfig, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import draw_one, make_data
 from memcap.theory import features as F

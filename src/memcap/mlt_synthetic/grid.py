@@ -20,7 +20,7 @@ VARIED = ("heads", "context_size", "head_dim")
 SATURATION_ACC = 0.99
 # Rows of a dataset drawn at a time (memcap.tasks.mlt_data): the only scratch memory beside the data.
 CHUNK_ROWS = 4096
-EVAL_BATCH = 8192   # examples per evaluation forward pass (memcap.mlt.train.TrainConfig)
+EVAL_BATCH = 8192   # examples per evaluation forward pass (memcap.mlt_synthetic.train.TrainConfig)
 
 
 def sweep_settings(preset: dict, sweep: str) -> dict:

@@ -9,7 +9,7 @@ Faithful to the original protocol:
 
 M models (one per seed) train in one batched computation; each keeps its own data, init, shuffling
 and early stop, so model m's result does not depend on which other models share its batch.
-`train_point` runs one grid point (settings from memcap.mlt.grid) and returns its table of runs.
+`train_point` runs one grid point (settings from memcap.mlt_synthetic.grid) and returns its table of runs.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import torch.nn.functional as F
 
 from memcap import checkpoint as ckpt
 from memcap.errors import TrainingFailed
-from memcap.mlt.grid import EVAL_BATCH, shape
-from memcap.mlt.schedule import mlt_num_steps, warmup_cosine
+from memcap.mlt_synthetic.grid import EVAL_BATCH, shape
+from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
 from memcap.progress import Progress
 from memcap.runtime import pick_device
@@ -245,7 +245,7 @@ def train_point(settings: dict, value: int, dataset_size: int, device="auto", la
                 desc: str | None = None):
     """Train every seed of one grid point; return (runs DataFrame, best weights, model).
 
-    settings: resolved sweep settings (memcap.mlt.grid.sweep_settings, or any dict with the same keys);
+    settings: resolved sweep settings (memcap.mlt_synthetic.grid.sweep_settings, or any dict with the same keys);
     value replaces the swept quantity; device: 'auto' | 'cpu' | 'cuda' or a torch.device; labels:
     columns put first in every row (the family CLI passes family, sweep and scale).
     """

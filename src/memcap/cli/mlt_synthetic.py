@@ -39,8 +39,8 @@ def register(sub) -> None:
 
 def _train(args) -> None:
     from memcap import checkpoint, keys, results, runtime
-    from memcap.mlt import grid
-    from memcap.mlt.train import attention_maxima, train_point
+    from memcap.mlt_synthetic import grid
+    from memcap.mlt_synthetic.train import attention_maxima, train_point
 
     params = load_params(args)
     runtime.prepare(args.threads)
@@ -63,8 +63,8 @@ def _train(args) -> None:
 
 def _aggregate(args) -> None:
     from memcap import results
-    from memcap.mlt.aggregate import aggregate_runs
-    from memcap.mlt.grid import FAMILY
+    from memcap.mlt_synthetic.aggregate import aggregate_runs
+    from memcap.mlt_synthetic.grid import FAMILY
 
     params = load_params(args)
     table, metrics = aggregate_runs(results.read_parquet(args.inputs))
@@ -75,7 +75,7 @@ def _aggregate(args) -> None:
 
 def _figures(args) -> None:
     from memcap import results
-    from memcap.mlt import figures, grid
+    from memcap.mlt_synthetic import figures, grid
 
     load_params(args)
     runs = results.read_parquet(args.runs)

@@ -17,7 +17,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from memcap import results  # noqa: E402
-from memcap.mlt.grid import SATURATION_ACC  # noqa: E402
+from memcap.mlt_synthetic.grid import SATURATION_ACC  # noqa: E402
 from memcap.stats import before_saturation, linear_fit  # noqa: E402
 
 # Which sweep feeds which figure, and its title (spec mahdavi.md §3). The keys are the figure names:
