@@ -367,3 +367,15 @@ def test_table1_claim_says_which_vit_rows_it_read():
     fallback = row({"assumption_checks": skipped}, "mlt_table1_asm1_layers")
     assert fallback.verdict == REP and fallback.detail.startswith("ViT rows from the fallback photos/digits")
     assert "no images at data/imagenet-sample" in fallback.detail
+
+
+def test_a_claim_reads_only_declared_input_tables():
+    """The input names live in claims.INPUTS (the report's rule file maps them to the families' tables):
+    a claim naming another table is refused when it registers."""
+    from memcap.report.claims import registry
+
+    assert {name for c in claims.CLAIMS for name in c.inputs} <= set(claims.INPUTS)
+    with pytest.raises(ValueError, match="unknown input table"):
+        registry.claim("x", claims.PAPER_CLAIM, "MLT", "Fig 0", "", "", None, ["mlt_rusn"])
+    rows = [line for line in claims.markdown(claims.scorecard({}, "quick")).splitlines() if line.startswith("|")]
+    assert len(rows) > 19 and max(map(len, rows)) < 200        # the table fits a terminal

@@ -1,22 +1,16 @@
 # The reproduction report: claims scorecard, bits per parameter and one self-contained HTML page. It only
 # reads the families' tables and figures (declared as inputs, so `snakemake report` builds everything
 # upstream) and trains nothing: the capacity search is its own family (capacity.smk).
+from memcap.report import claims as report_claims
 from memcap.report import figures as report_figures
 
 REP = "results/report"
 REP_FIGURES = [f"figures/report/{name}.{ext}" for name in report_figures.FIGURES for ext in ("png", "pdf")]
-# Scorecard inputs, NAME=PATH (names: the `inputs` of memcap.report.claims); each a family's table.
-REP_TABLES = {
-    "mlt_runs": MLT_TABLE["runs"],
-    "theory_construct": TH_TABLE["construct"],
-    "theory_rank_bounds": TH_TABLE["rank_bounds"],
-    "theory_saturation": TH_TABLE["saturation"],
-    "assumption_checks": ASM_TABLE["checks"],
-    "dpc_runs": DPC_TABLE["runs"],
-    "dpc_summary": DPC_TABLE["summary"],
-    "dpc_theory": DPC_TABLE["kl"],
-    "capacity": CAP_TABLE["capacity"],
-}
+# Scorecard inputs, NAME=PATH: the names and their families' tables are declared once, in
+# memcap.report.claims.INPUTS (family, table name); each family's rule file names its tables' paths.
+FAMILY_TABLES = {"mlt_synthetic": MLT_TABLE, "theory": TH_TABLE, "dpc": DPC_TABLE, "assumptions": ASM_TABLE,
+                 "capacity": CAP_TABLE}
+REP_TABLES = {name: FAMILY_TABLES[family][table] for name, (family, table) in report_claims.INPUTS.items()}
 # Markdown tables of the families shown in the HTML page.
 REP_MD = {"MLT runs summary": MLT_TABLE["summary"], "MLT theory summary": TH_TABLE["summary"],
           "DPC fitted slopes": DPC_TABLE["fits_md"], "Table 1": ASM_TABLE["table1_md"],

@@ -20,14 +20,17 @@ def power_fit(x, y, power: int = 1) -> tuple[float, float]:
     return fit["slope"], fit["intercept"]
 
 
-def saturation_cut(x, y, threshold: float = 0.95) -> int:
+SATURATION = 0.95   # the original's threshold: fits stop at the first point above it
+
+
+def saturation_cut(x, y, threshold: float = SATURATION) -> int:
     """Number of points (in increasing x) up to and including the first with y > threshold."""
     order = np.argsort(np.asarray(x), kind="stable")
     above = np.nonzero(np.asarray(y, dtype=float)[order] > threshold)[0]
     return int(above[0]) + 1 if len(above) else len(order)
 
 
-def linear_before_saturation(x, y, threshold: float = 0.95) -> tuple[float, float, int]:
+def linear_before_saturation(x, y, threshold: float = SATURATION) -> tuple[float, float, int]:
     """(a, b, points used) of the line fitted up to the first point above the threshold."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     order = np.argsort(x, kind="stable")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memcap import provenance
-from memcap.results import read_provenance, sources
+from memcap.results import read_provenance
 
 COLUMNS = ["family", "made", "commit", "code", "files", "torch", "python"]
 

@@ -89,7 +89,7 @@ def means(resampled) -> np.ndarray:
     return np.stack([r.mean(axis=1) for r in resampled], axis=1)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num/den where den > 0; where den <= 0: +INF_CAP if num > 0 (growth only late), −INF_CAP otherwise
     (no growth at all)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -104,7 +104,7 @@ def end_slope_ratio(c: Curve, resampled) -> np.ndarray:
     x = c.x / c.x.max()                                   # scaled for conditioning; the ratio is unchanged
     k = stats.polyfit_rows(x, means(resampled), 2)
     first, last = k[:, 1] + 2 * k[:, 2] * x.min(), k[:, 1] + 2 * k[:, 2] * x.max()
-    return _ratio(last, first)
+    return ratio(last, first)
 
 
 def slope(c: Curve, resampled) -> np.ndarray:
