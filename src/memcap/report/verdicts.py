@@ -89,10 +89,10 @@ def fmt(point: float, low: float, high: float) -> str:
     return f"{point:.3g} [{low:.3g}, {high:.3g}]"
 
 
-def scale_title(scales, reason: str) -> str:
+def scale_title(scales, reason: str = "") -> str:
     """A table title's scale part; rows at quick are stand-ins (`reason` says how they are reduced)."""
     scales = sorted(set(scales)) or ["none"]
-    notes = [f"rows at {s}: {scale_note(s)}" + (f" ({reason})" if s == "quick" else "")
+    notes = [f"rows at {s}: {scale_note(s)}" + (f", {reason}" if s == "quick" and reason else "")
              for s in scales if s != "none" and scale_note(s)]
     head = f"(scale: {scales[0]})" if len(scales) == 1 else f"(scales: {', '.join(scales)}; each row names its own)"
     return head + (f" ({'; '.join(notes)})" if notes else "")

@@ -34,7 +34,7 @@ HOW_TO_READ = (
 def markdown(card: pd.DataFrame) -> str:
     """A table per kind that fits a terminal (id, verdict, statistic, accepted region, scale), each claim's
     sentence below it; the tests and details are in results/report/index.html and the Parquet."""
-    lines = [f"# Claims scorecard {scale_title(card.scale, 'reduced grids, not the papers’ scale')}", "",
+    lines = [f"# Claims scorecard {scale_title(card.scale)}", "",
              "Each verdict applies the test written next to the claim (src/memcap/report/claims/) to the "
              "families' Parquet results; the tests, details and the papers' numbers are in "
              "results/report/index.html and tables/scorecard.parquet.", "", HOW_TO_READ, ""]
