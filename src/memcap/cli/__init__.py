@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     rerun = rerun_command(args, argv)
-    if rerun:   # first in every job's log: what it read and how to run it again by hand
+    if rerun and os.environ.get("MEMCAP_PARAMS"):   # a Snakemake job: first in its log, what it read and
+        # how to run it again by hand (the environment that names the params file does not paste)
         print(f"memcap: params {Path(args.params).resolve()}\nmemcap: rerun this job with: {rerun}", file=sys.stderr,
               flush=True)
     try:
