@@ -68,19 +68,29 @@ def dropped(cs: list[Curve]) -> str:
     return ("; dropped: " + "; ".join(names)) if names else ""
 
 
+def observed(c: Curve) -> list[np.ndarray]:
+    """A curve's cells as one 'resample' (the data itself), the shape per-curve statistics take."""
+    return [cell[None, :] for cell in c.cells]
+
+
+def bootstrap_across(cs: list[Curve], combine: Callable, n_resamples: int = N_RESAMPLES,
+                     seed: int = SEED) -> tuple[float, float, float]:
+    """(point, low, high) of combine([resampled cells of each curve]): every cell of every curve is
+    resampled on its own, and the statistic sees them split back into their curves."""
+    bounds = np.cumsum([0] + [len(c.cells) for c in cs])
+
+    def statistic(resampled):
+        return combine([resampled[bounds[i]:bounds[i + 1]] for i in range(len(cs))])
+
+    return stats.bootstrap_cells([cell for c in cs for cell in c.cells], statistic, n_resamples=n_resamples, seed=seed)
+
+
 def bootstrap(cs: list[Curve], per_curve: Callable, worst: Callable = np.min,
               n_resamples: int = N_RESAMPLES, seed: int = SEED) -> tuple[float, float, float, list[float]]:
     """(point, low, high, per-curve points) of worst over curves c of per_curve(c, resampled cells of c)."""
-    sizes = [len(c.cells) for c in cs]
-    bounds = np.cumsum([0] + sizes)
-
-    def statistic(resampled):
-        per = [per_curve(c, resampled[bounds[i]:bounds[i + 1]]) for i, c in enumerate(cs)]
-        return worst(np.vstack(per), axis=0)
-
-    point, low, high = stats.bootstrap_cells([cell for c in cs for cell in c.cells], statistic,
-                                             n_resamples=n_resamples, seed=seed)
-    each = [float(per_curve(c, [cell[None, :] for cell in c.cells])[0]) for c in cs]
+    point, low, high = bootstrap_across(
+        cs, lambda parts: worst(np.vstack([per_curve(c, r) for c, r in zip(cs, parts)]), axis=0), n_resamples, seed)
+    each = [float(per_curve(c, observed(c))[0]) for c in cs]
     return point, low, high, each
 
 

@@ -118,7 +118,7 @@ def dpc_exp3(t):
         return shapes.ratio(np.abs(above), below)
 
     point, lo, hi, _ = shapes.bootstrap([c], ratio)
-    below, above = (float(s[0]) for s in slopes([v[None, :] for v in c.cells]))
+    below, above = (float(s[0]) for s in slopes(shapes.observed(c)))
     return outcome(point, lo, hi, FLAT, f"slope d<=d_h {below:.4g}, d>=d_h {above:+.4g}; {_replicates([c], reps)}")
 
 
@@ -133,19 +133,17 @@ SLOPE_POWER = Region(2, 3)
        "between quadratic (p = 2) and cubic (p = 3)", "DPC Fig 2b; spec dana.md §3")
 def dpc_exp4(t):
     cs, reps = dpc_curves(t, "exp1")
-    cut = [c for c in _before_cut(cs, "H") if len(c.x) >= 2 and shapes.slope(c, [v[None, :] for v in c.cells])[0] > 0]
+    cut = [c for c in _before_cut(cs, "H") if len(c.x) >= 2 and shapes.slope(c, shapes.observed(c))[0] > 0]
     if len(cut) < 3:
         raise Skip(f"only {len(cut)} values of d with a positive Exp 1 slope")
     d = np.log([float(c.meta["dim"]) for c in cut])
-    bounds = np.cumsum([0] + [len(c.cells) for c in cut])
 
-    def power(rs):
-        s = np.stack([shapes.slope(c, rs[bounds[i]:bounds[i + 1]]) for i, c in enumerate(cut)], axis=1)
+    def power(parts):
+        s = np.stack([shapes.slope(c, r) for c, r in zip(cut, parts)], axis=1)
         return stats.slope_rows(d, np.log(np.maximum(s, 1e-9)))
 
-    point, lo, hi = stats.bootstrap_cells([v for c in cut for v in c.cells], power, shapes.N_RESAMPLES,
-                                          seed=shapes.SEED)
-    each = [shapes.slope(c, [v[None, :] for v in c.cells])[0] for c in cut]
+    point, lo, hi = shapes.bootstrap_across(cut, power)
+    each = [shapes.slope(c, shapes.observed(c))[0] for c in cut]
     return outcome(point, lo, hi, SLOPE_POWER, f"slope {_each(cut, each)}; {_replicates(cut, reps)}"
                    + shapes.dropped(cut))
 
@@ -205,7 +203,7 @@ def dpc_exp6(t):
         return shapes.slope(c, rs) / bound_slope_per_head(float(c.meta["head_dim"]), int(c.meta["N"]))
 
     point, lo, hi, _ = shapes.bootstrap([c], ratio)
-    slope = shapes.slope(c, [v[None, :] for v in c.cells])[0]
+    slope = shapes.slope(c, shapes.observed(c))[0]
     return outcome(point, lo, hi, SLOPE_RATIO, f"slope {slope:.4g} on {len(c.x)} points; "
                    f"{_replicates([c], reps)}" + shapes.dropped([c]))
 

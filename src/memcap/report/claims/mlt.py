@@ -104,7 +104,7 @@ def mlt_fig2c(t):
         return np.abs(shapes.slope(c, rs) * np.ptp(c.x))
 
     point, lo, hi, _ = shapes.bootstrap(cs, change, np.max)
-    signed = [shapes.slope(c, [v[None, :] for v in c.cells])[0] * np.ptp(c.x) for c in cs]
+    signed = [shapes.slope(c, shapes.observed(c))[0] * np.ptp(c.x) for c in cs]
     return outcome(point, lo, hi, DH_GAIN, f"n={n}; change past n: {_each(cs, signed)}; "
                    f"{_replicates(cs, 'seeds')}")
 
