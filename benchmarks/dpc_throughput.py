@@ -10,6 +10,10 @@ are checked to compute the same logits on the same weights before timing.
 
 --project also times every grid point of the paper preset (a few steps each) and prints the
 projected wall time of the whole 1285-run suite on this machine (jobs run 2 at a time on 2 cores).
+
+It also prints sgemm (a 1024^3 float32 matmul on the same threads: the machine's peak) and, for the
+grid points that dominate the paper suite's FLOPs, the share of it that memcap's step reaches (matmul
+FLOPs of forward and backward, counted by torch's FlopCounterMode).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import time
 
 import torch
 from torch.utils.data import DataLoader
+from torch.utils.flop_counter import FlopCounterMode
 
 from memcap import runtime
 from memcap.dpc.reference import ReferenceAoT, reference_data, reference_loss
@@ -122,6 +127,39 @@ def project_paper(job_overhead_s: float = 3.0, seconds_per_point: float = 0.5) -
     return (total + job_overhead_s * len(jobs)) / 2
 
 
+def sgemm_gflops(seconds: float) -> float:
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    a @ b
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        a @ b
+        n += 1
+    return 2 * 1024 ** 3 * n / (time.perf_counter() - start) / 1e9
+
+
+def dominant_points(top: int = 3) -> list[tuple[str, str, int, dict, dict, int]]:
+    """The paper preset's grid points with the most training FLOPs: (experiment, series, x, settings,
+    shape, FLOPs per step), largest first."""
+    import yaml
+
+    from memcap.dpc import grid
+    from memcap.params import REPO_ROOT
+
+    preset = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["dpc"]["paper"]
+    points = []
+    for exp, label in grid.jobs(preset):
+        s = grid.settings(preset, exp)
+        for x in s["x"]["values"]:
+            m = grid.shape(s, grid.series_value(label), x)
+            step = memcap_step_fn(s["N"], s["repetitions"], s["batch_size"], m)
+            with FlopCounterMode(display=False) as fc:
+                step()
+            flops = fc.get_total_flops()
+            points.append((flops * s["batches"] * s["epochs"], exp, label, x, s, m, flops))
+    points.sort(key=lambda p: -p[0])
+    return [p[1:] for p in points[:top]]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=1)
@@ -149,6 +187,12 @@ def main() -> None:
     print(f"sample of {BATCH * BATCHES} trigrams: per-sample loop {gen_s:.2f} s, vectorized {vec_gen_s * 1e3:.1f} ms")
     print(f"one paper Exp 1 run (4096 steps): reference {4096 / r['ref']:.1f} s; memcap "
           f"{4096 / (args.reps * r['many']):.2f} s per run when {args.reps} are batched")
+    peak = sgemm_gflops(3.0)
+    print(f"sgemm 1024^3: {peak:.1f} GFLOP/s on {args.threads} thread(s); the paper suite's heaviest grid points:")
+    for exp, label, x, s, m, flops in dominant_points():
+        steps = rate(memcap_step_fn(s["N"], s["repetitions"], s["batch_size"], m), args.seconds / 3, warmup=2)
+        print(f"  {exp} {label} x={x} ({s['repetitions']} repetitions batched): {steps:7.1f} steps/s, "
+              f"{flops / 1e6:7.1f} MFLOP/step, {100 * flops * steps / 1e9 / peak:5.1f}% of sgemm")
     if args.project:
         wall = project_paper()
         print(f"projected paper suite (1285 runs, 2 one-thread jobs at a time): {wall / 60:.1f} min")

@@ -44,11 +44,12 @@ def test_sinusoidal_pe_values():
 
 @pytest.mark.parametrize("context", ["shared", "random"])
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_fast_path_equals_full_attention_reference(context, task):
+@pytest.mark.parametrize("head_dim", [4, 8])   # random contexts: (W_Q^T e) then W_K, or A_h = W_K W_Q^T (d_h = d)
+def test_fast_path_equals_full_attention_reference(context, task, head_dim):
     """Same weights: same outputs and same gradients as the original full-attention computation."""
     data = _data(context, task=task)
     out_dim = 7 if task == "classification" else 1
-    fast = MLTAttention([0, 1], input_dim=8, heads=3, context_size=5, head_dim=4, out_dim=out_dim).double()
+    fast = MLTAttention([0, 1], input_dim=8, heads=3, context_size=5, head_dim=head_dim, out_dim=out_dim).double()
     out = fast(data.queries.double(), data.contexts.double())
     for m in range(2):
         ref = ReferenceMLTAttention(fast, m).double()

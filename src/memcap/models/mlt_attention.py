@@ -8,8 +8,9 @@ The model (spec mahdavi.md §1.2, `BaselineAttention` in the original code):
     ŷ     = W_D^T (W_O^T [p_1..p_H]) + b_D        readout from the query row, no skip/LN/FFN
 
 Only the query row is ever read, so this module computes attention for that row alone, and orders
-the products so that no per-token key projection is needed: s_h = E·(W_K^h (W_Q^h)^T e)/sqrt(d).
-With a shared context the context is embedded and projected once per forward, not once per example.
+the products by cost: with a shared context, K_h = E·W_K^h·(W_Q^h)^T (n x d) is formed once per step and
+every logit is one GEMM against the queries; with a context per example, s_h = E·(A_h e) with
+A_h = W_K^h (W_Q^h)^T when d_h is near d, else E·(W_K^h ((W_Q^h)^T e)).
 
 Every parameter has a leading "models" dimension M: M independent models (e.g. seeds of one grid
 point) train in one batched computation. Adam is elementwise and the loss is a sum of per-model
@@ -76,11 +77,13 @@ class MLTAttention(nn.Module):
         return sum(p[0].numel() for p in self.parameters())
 
     def embed(self, x: torch.Tensor, positions: slice) -> torch.Tensor:
-        """x: (M, ..., L, d) raw rows -> embedded rows + PE at `positions` (L of them)."""
-        lead = x.shape[1:-2]
-        w = self.emb_w.view(self.num_models, *([1] * len(lead)), *self.emb_w.shape[1:])
-        b = self.emb_b.view(self.num_models, *([1] * (len(lead) + 1)), -1)
-        return x @ w + b + self.pe[positions]
+        """x: (M, ..., L, d) raw rows -> embedded rows + PE at `positions` (L of them).
+
+        The rows of each model go through one (rows x d) @ (d x d) product: a weight broadcast over a
+        batch dimension instead would make autograd form one d x d outer product per example."""
+        M, d = self.num_models, self.input_dim
+        rows = torch.baddbmm(self.emb_b[:, None, :], x.reshape(M, -1, d), self.emb_w)
+        return rows.view(*x.shape[:-1], d) + self.pe[positions]
 
     def attention(self, queries: torch.Tensor, contexts: torch.Tensor) -> torch.Tensor:
         """Attention weights of the query row: (M, B, H, n). contexts: (M, n, d) shared or (M, B, n, d)."""
@@ -89,13 +92,25 @@ class MLTAttention(nn.Module):
         return self._softmax_logits(q, ctx)
 
     def _softmax_logits(self, q: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
-        qh = torch.einsum("mbd,mhde->mbhe", q, self.w_q)                      # (M, B, H, dh)
-        u = torch.einsum("mbhe,mhde->mbhd", qh, self.w_k) / math.sqrt(self.input_dim)
-        if ctx.dim() == 3:                                                     # shared context
-            logits = torch.einsum("mnd,mbhd->mbhn", ctx, u)
+        """softmax over the context of s_h = E·W_K^h·(W_Q^h)^T·e / sqrt(d), the products in the cheapest order."""
+        M, B, d = q.shape
+        H, n, dh = self.heads, self.context_size, self.head_dim
+        scale = 1 / math.sqrt(self.input_dim)
+        if ctx.dim() == 3:
+            # shared context: each head's keys composed with its query map, K_h = E W_K^h (W_Q^h)^T (n x d),
+            # once per step; then one GEMM for every example and head (n < batch: fewer FLOPs)
+            kq = torch.einsum("mnd,mhde->mhne", ctx, self.w_k)                 # (M, H, n, dh)
+            keys = torch.einsum("mhne,mhfe->mhnf", kq, self.w_q)               # (M, H, n, d)
+            logits = (q @ keys.reshape(M, H * n, d).transpose(1, 2)).view(M, B, H, n)
         else:
+            if H * d * dh * d + B * H * d * d < 2 * B * H * d * dh:           # d_h near d: A_h = W_K W_Q^T
+                a = torch.einsum("mhde,mhfe->mhdf", self.w_k, self.w_q)         # (M, H, d, d)
+                u = torch.einsum("mbf,mhdf->mbhd", q, a)                        # (M, B, H, d)
+            else:
+                qh = torch.einsum("mbd,mhde->mbhe", q, self.w_q)               # (M, B, H, dh)
+                u = torch.einsum("mbhe,mhde->mbhd", qh, self.w_k)
             logits = torch.einsum("mbnd,mbhd->mbhn", ctx, u)
-        return logits.softmax(-1)
+        return (logits * scale).softmax(-1)
 
     def forward(self, queries: torch.Tensor, contexts: torch.Tensor, return_attention: bool = False):
         """queries (M, B, d); contexts (M, n, d) shared or (M, B, n, d) -> outputs (M, B, out_dim)."""
@@ -109,5 +124,5 @@ class MLTAttention(nn.Module):
             values = torch.einsum("mbnd,mhd->mbnh", ctx, self.w_v)             # (M, B, n, H)
             heads = torch.einsum("mbhn,mbnh->mbh", alpha, values)
         o = torch.einsum("mbh,mhd->mbd", heads, self.w_o)                      # (M, B, d)
-        out = o @ self.dec_w + self.dec_b[:, None, :]                          # (M, B, out_dim)
+        out = torch.baddbmm(self.dec_b[:, None, :], o, self.dec_w)             # (M, B, out_dim)
         return (out, alpha) if return_attention else out

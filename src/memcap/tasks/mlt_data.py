@@ -35,9 +35,13 @@ class MLTData:
 
     def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Rows idx (M, B) of each model's dataset -> queries, contexts, labels."""
-        rows = torch.arange(idx.shape[0], device=idx.device)[:, None]
-        ctx = self.contexts if self.shared else self.contexts[rows, idx]
-        return self.queries[rows, idx], ctx, self.labels[rows, idx]
+        M, B = idx.shape
+        T = self.queries.shape[1]
+        flat = (idx + torch.arange(M, device=idx.device)[:, None] * T).reshape(-1)   # rows of (M*T, ...)
+
+        def rows(x: torch.Tensor) -> torch.Tensor:   # index_select: one copy, no advanced-indexing setup
+            return x.reshape(M * T, *x.shape[2:]).index_select(0, flat).view(M, B, *x.shape[2:])
+        return rows(self.queries), self.contexts if self.shared else rows(self.contexts), rows(self.labels)
 
 
 from memcap.mlt_synthetic.grid import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
