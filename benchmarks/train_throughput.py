@@ -146,7 +146,7 @@ def projection(seconds: float) -> None:
         hours = 0.0
         for value in s["values"]:
             shp = grid.shape(s, value)
-            key = (shp["heads"], shp["context_size"], shp["head_dim"], s["context"], s["task"])
+            key = (shp["heads"], s["context"], shp["context_size"], shp["head_dim"], s["task"])
             if key not in timed:
                 timed[key] = 1 / rate(job(*key)[2], seconds)
             for T_ in s["dataset_sizes"]:
