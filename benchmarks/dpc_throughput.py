@@ -25,6 +25,8 @@ import torch
 from torch.utils.data import DataLoader
 from torch.utils.flop_counter import FlopCounterMode
 
+from peak import sgemm_gflops  # benchmarks/peak.py
+
 from memcap import runtime
 from memcap.dpc.reference import ReferenceAoT, reference_data, reference_loss
 from memcap.dpc.train import nll
@@ -125,16 +127,6 @@ def project_paper(job_overhead_s: float = 3.0, seconds_per_point: float = 0.5) -
             total += s["batches"] * s["epochs"] / rate(step, seconds_per_point, warmup=3, min_steps=3)
         print(f"  {exp}/{label}: cumulative {total / 60:.1f} min of training", flush=True)
     return (total + job_overhead_s * len(jobs)) / 2
-
-
-def sgemm_gflops(seconds: float) -> float:
-    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-    a @ b
-    n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        a @ b
-        n += 1
-    return 2 * 1024 ** 3 * n / (time.perf_counter() - start) / 1e9
 
 
 def dominant_points(top: int = 3) -> list[tuple[str, str, int, dict, dict, int]]:

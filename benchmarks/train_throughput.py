@@ -27,6 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
+from peak import sgemm_gflops  # benchmarks/peak.py
+
 from memcap import params as memcap_params
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_reference import ReferenceMLTAttention
@@ -55,16 +57,6 @@ def legacy_formulation():
         yield
     finally:
         MLTAttention._softmax_logits = now
-
-
-def sgemm_gflops(seconds: float) -> float:
-    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-    a @ b
-    n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        a @ b
-        n += 1
-    return 2 * 1024 ** 3 * n / (time.perf_counter() - start) / 1e9
 
 
 def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, task: str = "classification"):
