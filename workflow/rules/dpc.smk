@@ -1,6 +1,8 @@
 # DPC (Dana, Pydi, Chevaleyre 2025): attention-only transformers memorising a look-up table.
 # One training job per (experiment, series value): it trains every x of that curve, repetitions batched.
 # Paths come from the library's names: jobs (memcap.dpc.grid), tables (aggregate.TABLES), figures.
+import glob
+
 from memcap.dpc import aggregate as dpc_aggregate
 from memcap.dpc import figures as dpc_figures
 from memcap.dpc import grid as dpc_grid
@@ -12,10 +14,12 @@ DPC_PRESET = memcap_params.preset(config, dpc_grid.FAMILY)
 DPC_RUNS = [f"{DPC}/runs/{dpc_grid.run_name(DPC_PRESET_NAME, DPC_PRESET, e, s)}" for e, s in dpc_grid.jobs(DPC_PRESET)]
 DPC_TABLE = {name: f"{DPC}/tables/{file}" for name, file in dpc_aggregate.TABLES.items()}
 DPC_METRICS = f"{DPC}/metrics.json"
+DPC_REFERENCE = "reference/dpc-published"   # the authors' result tables (memcap.dpc.published)
 
 
 DPC_FIGURES = [f"figures/dpc/{n}.{ext}" for n in dpc_figures.names(DPC_PRESET) for ext in dpc_figures.FORMATS]
 DPC_KL_FIGURE = [f"figures/dpc/{dpc_figures.KL}.{ext}" for ext in dpc_figures.FORMATS]
+DPC_FIDELITY_FIGURE = [f"figures/dpc/{dpc_figures.FIDELITY}.{ext}" for ext in dpc_figures.FORMATS]
 
 
 rule dpc:
@@ -72,7 +76,7 @@ rule dpc_figures:
         runs=DPC_TABLE["runs"],
         summary=DPC_TABLE["summary"],
     output:
-        figures=in_report([f for f in DPC_FIGURES if f not in DPC_KL_FIGURE], "dpc"),
+        figures=in_report([f for f in DPC_FIGURES if f not in DPC_KL_FIGURE + DPC_FIDELITY_FIGURE], "dpc"),
         fits=DPC_TABLE["fits"],
         fits_md=in_report(DPC_TABLE["fits_md"], "dpc"),
     log:
@@ -97,3 +101,23 @@ rule dpc_kl:
     resources: **res("light", "dpc")
     shell:
         "memcap dpc kl --out {output.table} --figures {output.figures} > {log} 2>&1"
+
+
+rule dpc_fidelity:
+    """Our means beside the authors' published ones (reference/dpc-published), with a tolerance per point."""
+    input:
+        summary=DPC_TABLE["summary"],
+        reference=sorted(glob.glob(f"{DPC_REFERENCE}/*.csv")),
+    output:
+        table=DPC_TABLE["fidelity"],
+        md=in_report(DPC_TABLE["fidelity_md"], "dpc"),
+        figures=in_report(DPC_FIDELITY_FIGURE, "dpc"),
+    log:
+        "logs/dpc/fidelity.log",
+    params:
+        reference=DPC_REFERENCE,
+    threads: threads_of("light", "dpc")
+    resources: **res("light", "dpc")
+    shell:
+        "memcap dpc fidelity --summary {input.summary} --reference {params.reference} --out {output.table} --md {output.md} "
+        "--figures {output.figures} > {log} 2>&1"

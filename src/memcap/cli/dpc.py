@@ -42,6 +42,15 @@ def register(sub) -> None:
     p.add_argument("--figures", nargs="+", required=True, help="paths of the KL figure (.png, .pdf)")
     p.set_defaults(func=_kl)
 
+    p = sub.add_parser("fidelity", help="our means beside the authors' published CSVs (table, markdown, figure)")
+    add_params_args(p)
+    p.add_argument("--summary", required=True, help="tables/summary.parquet")
+    p.add_argument("--reference", default=None, help="the authors' CSV folder (default: reference/dpc-published)")
+    p.add_argument("--out", required=True, help="tables/fidelity.parquet")
+    p.add_argument("--md", required=True, help="tables/fidelity.md")
+    p.add_argument("--figures", nargs="+", required=True, help="paths of the figure (.png, .pdf)")
+    p.set_defaults(func=_fidelity)
+
 
 def _preset(params: dict) -> dict:
     from memcap.params import preset
@@ -99,3 +108,23 @@ def _kl(args) -> None:
     table = kl.kl_table(t)
     results.write_parquet(table, args.out, results.provenance(t, scale=memcap_params.scale_of(params, "dpc")))
     figures.kl_figure(table, memcap_params.scale_of(params, "dpc"), args.figures)
+
+
+def _fidelity(args) -> None:
+    from memcap import results
+    from pathlib import Path
+
+    from memcap.dpc import fidelity, figures, published
+
+    params = load_params(args)
+    scale = memcap_params.scale_of(params, "dpc")
+    # the authors' grid is the paper's: their rows are checked against the paper preset at any scale
+    folder = Path(args.reference) if args.reference else published.FOLDER
+    authors = published.read(params["dpc"]["paper"], folder)
+    summary = results.read_parquet(args.summary)
+    t = fidelity.table(summary, authors)
+    results.write_parquet(t, args.out, results.provenance(
+        {"floor": fidelity.FLOOR, "level": fidelity.LEVEL}, scale=scale, inputs=[args.summary],
+        reference=str(folder)))
+    results.write_text(fidelity.markdown(t, memcap_params.scale_tag(scale)), args.md)
+    figures.fidelity_figure(t, scale, args.figures)

@@ -15,7 +15,7 @@ from memcap.dpc import fits
 
 # The family's tables (results/dpc/tables/<file>); kl.parquet is made by memcap.dpc.kl.
 TABLES = {"runs": "runs.parquet", "summary": "summary.parquet", "fits": "fits.parquet", "fits_md": "fits.md",
-          "kl": "kl.parquet"}
+          "kl": "kl.parquet", "fidelity": "fidelity.parquet", "fidelity_md": "fidelity.md"}
 METRICS = ("acc_window", "acc_table")
 POINT_KEYS = ["experiment", "series", "x", "N", "dim", "head_dim", "heads", "width", "layers", "x_key",
               "series_key", "param_axis", "param_count", "chance", "bound", "prev_bound", "scale", "fit"]

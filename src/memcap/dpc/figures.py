@@ -25,6 +25,7 @@ from memcap.results import by_stem, save_figure  # noqa: E402
 
 FORMATS = ("png", "pdf")
 KL = "kl"         # the KL theory figure (memcap dpc kl), drawn from tables/kl.parquet
+FIDELITY = "fidelity"   # ours vs the authors' published means (memcap dpc fidelity)
 DPI = 120
 # figure name -> experiments drawn (first = the attention-only arm) and the x column.
 FIGURES = {
@@ -58,8 +59,9 @@ def available(experiments) -> list[str]:
 
 
 def names(preset: dict) -> list[str]:
-    """Every figure of the preset: the accuracy figures its experiments draw, then the KL figure."""
-    return available(preset["experiments"]) + [KL]
+    """Every figure of the preset: the accuracy figures its experiments draw, the KL figure and the
+    comparison with the authors' published means."""
+    return available(preset["experiments"]) + [KL, FIDELITY]
 
 
 def _long(runs: pd.DataFrame) -> pd.DataFrame:
@@ -169,7 +171,24 @@ def kl_figure(theory: pd.DataFrame, scale: str, paths) -> None:
     save_figure(fig, paths, dpi=DPI)
 
 
-def draw(paths, runs: pd.DataFrame, fits: pd.DataFrame, scale: str) -> list[str]:
+def fidelity_figure(t: pd.DataFrame, scale: str, paths) -> None:
+    """memcap's mean (train-batch window) against the authors' published mean, one point per grid point."""
+    fig, ax = plt.subplots(figsize=(5.2, 5))
+    shown = t.dropna(subset=["ours_window"])
+    sns.scatterplot(data=shown, x="theirs", y="ours_window", hue="experiment", style="within",
+                    style_order=[True, False], s=22, ax=ax)
+    ax.errorbar(shown.theirs, shown.ours_window, yerr=shown.tolerance, fmt="none", ecolor="grey", lw=0.5, zorder=0)
+    lim = [0, 1.02]
+    ax.plot(lim, lim, "k--", lw=0.8, label="ours = theirs")
+    ax.set(xlim=lim, ylim=lim, xlabel="authors' CSV (mean of their repetitions)",
+           ylabel="memcap (mean of repetitions), bar = tolerance",
+           title=f"DPC: {int(t.within.sum())} of {len(t)} published means within tolerance" + scale_note(scale))
+    ax.legend(fontsize=6, ncol=2, loc="lower right")
+    fig.tight_layout()
+    save_figure(fig, paths, dpi=DPI)
+
+
+def draw(paths: pd.DataFrame, fits: pd.DataFrame, scale: str) -> list[str]:
     """Draw the accuracy figure named by each path's stem (figures/dpc/exp1.png -> exp1) into its paths."""
     sns.set_theme(style="whitegrid", context="paper")
     groups = by_stem(paths)

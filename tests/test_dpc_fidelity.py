@@ -1,0 +1,66 @@
+"""The DPC authors' published tables: every row placed on the paper grid and checked against it, and
+memcap's published means within tolerance of theirs (tolerance: memcap.dpc.fidelity)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from memcap import params as memcap_params
+from memcap.dpc import fidelity, published
+
+PAPER = memcap_params.read_yaml(REPO / "params.yaml")["dpc"]["paper"]
+
+
+def test_every_published_row_is_a_paper_grid_point_with_the_same_shape():
+    t = published.read(PAPER)
+    assert len(list(published.FOLDER.glob("*.csv"))) == 34 and len(t) == 239
+    assert set(t.check) == {"ok"}, t[t.check != "ok"]
+    # every grid point of the paper preset has exactly one published mean
+    assert not t.duplicated(fidelity.KEYS).any()
+    assert set(t.experiment) == set(PAPER["experiments"])
+
+
+def test_a_row_that_disagrees_with_the_grid_is_reported_not_guessed(tmp_path):
+    folder = tmp_path / "csv"
+    shutil.copytree(published.FOLDER, folder)
+    exp2 = pd.read_csv(folder / "Data_exp_2.csv")
+    exp2.loc[0, "N"] = 51                                            # another vocabulary
+    exp2.to_csv(folder / "Data_exp_2.csv", index=False)
+    (folder / "Data_experiment_9.csv").write_text("acc,para,N,d,d_head\n0.5,1,10,2,2\n")
+    t = published.read(PAPER, folder)
+    assert t.loc[(t.file == "Data_exp_2.csv") & (t.row == 0), "check"].item() == "N 51 (grid 50)"
+    assert "file name not understood" in t.loc[t.file == "Data_experiment_9.csv", "check"].item()
+
+
+def _summary(mean: float, std: float) -> pd.DataFrame:
+    return pd.DataFrame({"experiment": ["exp2"], "series": [-1], "x": [10], "repetitions": [5],
+                         "acc_window_mean": [mean], "acc_window_std": [std], "acc_table_mean": [mean]})
+
+
+@pytest.mark.parametrize("ours, std, within", [(0.81, 0.005, True),     # 0.006 apart, tolerance 0.019
+                                               (0.85, 0.005, False),    # 0.046 apart
+                                               (0.806, 0.0, True),      # saturated-like: the floor
+                                               (0.812, 0.0, False)])
+def test_tolerance_passes_and_fails(ours, std, within):
+    authors = published.read(PAPER)
+    t = fidelity.table(_summary(ours, std), authors[(authors.experiment == "exp2") & (authors.x == 10)])
+    assert bool(t.within.item()) is within, t.T
+    tol = 4.604 * np.sqrt(2) * std / np.sqrt(5) + fidelity.FLOOR     # t(0.995, 4) = 4.604
+    assert t.tolerance.item() == pytest.approx(tol, rel=1e-3)
+
+
+def test_memcaps_published_dpc_means_are_within_tolerance_of_the_authors():
+    """The published results (the in-repo DVC remote, read without a pull) against the authors' CSVs."""
+    import dvc.api
+
+    blob = dvc.api.read("results/dpc/tables/summary.parquet", repo=str(REPO), mode="rb")
+    summary = pd.read_parquet(io.BytesIO(blob))
+    t = fidelity.table(summary, published.read(PAPER))
+    outside = t[~t.within]
+    assert len(t) == 239 and outside.empty, outside[["experiment", "series", "x", "ours_window", "theirs", "tolerance"]]
