@@ -114,10 +114,8 @@ rule dpc_fidelity:
         figures=in_report(DPC_FIDELITY_FIGURE, "dpc"),
     log:
         "logs/dpc/fidelity.log",
-    params:
-        reference=DPC_REFERENCE,
     threads: threads_of("light", "dpc")
     resources: **res("light", "dpc")
     shell:
-        "memcap dpc fidelity --summary {input.summary} --reference {params.reference} --out {output.table} --md {output.md} "
+        "memcap dpc fidelity --summary {input.summary} --reference {input.reference} --out {output.table} --md {output.md} "
         "--figures {output.figures} > {log} 2>&1"

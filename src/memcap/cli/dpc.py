@@ -45,7 +45,8 @@ def register(sub) -> None:
     p = sub.add_parser("fidelity", help="our means beside the authors' published CSVs (table, markdown, figure)")
     add_params_args(p)
     p.add_argument("--summary", required=True, help="tables/summary.parquet")
-    p.add_argument("--reference", default=None, help="the authors' CSV folder (default: reference/dpc-published)")
+    p.add_argument("--reference", nargs="+", default=None,
+                   help="the authors' CSV files (default: every file in reference/dpc-published)")
     p.add_argument("--out", required=True, help="tables/fidelity.parquet")
     p.add_argument("--md", required=True, help="tables/fidelity.md")
     p.add_argument("--figures", nargs="+", required=True, help="paths of the figure (.png, .pdf)")
@@ -119,12 +120,12 @@ def _fidelity(args) -> None:
     params = load_params(args)
     scale = memcap_params.scale_of(params, "dpc")
     # the authors' grid is the paper's: their rows are checked against the paper preset at any scale
-    folder = Path(args.reference) if args.reference else published.FOLDER
-    authors = published.read(params["dpc"]["paper"], folder)
+    files = [Path(f) for f in args.reference] if args.reference else sorted(published.FOLDER.glob("*.csv"))
+    authors = published.read(params["dpc"]["paper"], files)
     summary = results.read_parquet(args.summary)
     t = fidelity.table(summary, authors)
     results.write_parquet(t, args.out, results.provenance(
         {"floor": fidelity.FLOOR, "level": fidelity.LEVEL}, scale=scale, inputs=[args.summary],
-        reference=str(folder)))
+        reference=sorted(f.name for f in files)))
     results.write_text(fidelity.markdown(t, memcap_params.scale_tag(scale)), args.md)
     figures.fidelity_figure(t, scale, args.figures)

@@ -56,10 +56,11 @@ def _check(preset: dict, experiment: str, series: int, x: int, r) -> str:
     return "; ".join(wrong) or "ok"
 
 
-def read(preset: dict, folder: Path = FOLDER) -> pd.DataFrame:
-    """Every row of every file, placed on the preset's grid: COLUMNS, one row per published mean."""
+def read(preset: dict, files: list[Path] | Path = FOLDER) -> pd.DataFrame:
+    """Every row of every file (a list, or a folder's *.csv), placed on the preset's grid: COLUMNS, one
+    row per published mean."""
     rows = []
-    for path in sorted(folder.glob("*.csv")):
+    for path in sorted(files.glob("*.csv") if isinstance(files, Path) else map(Path, files)):
         m = NAME.fullmatch(path.name)
         key = (m["exp"], m["variant"]) if m else None
         if key not in EXPERIMENT:
