@@ -64,3 +64,15 @@ def test_memcaps_published_dpc_means_are_within_tolerance_of_the_authors():
     t = fidelity.table(summary, published.read(PAPER))
     outside = t[~t.within]
     assert len(t) == 239 and outside.empty, outside[["experiment", "series", "x", "ours_window", "theirs", "tolerance"]]
+
+
+def test_the_authors_points_are_drawn_only_where_our_grid_point_is_theirs():
+    from memcap.dpc import figures
+
+    authors = published.read(PAPER)
+    ours = pd.DataFrame({"experiment": ["exp2", "exp2"], "series": [-1, -1], "x": [10, 3], "N": [50, 50],
+                         "dim": [10, 10], "head_dim": [10, 99], "param_axis": [1000, 300]})
+    drawn = figures.authors_on_our_grid(authors, ours)
+    assert drawn[["experiment", "x"]].values.tolist() == [["exp2", 10]]     # x=3: another d_h, not drawn
+    quick = ours.assign(N=30)                                                # a stand-in's vocabulary
+    assert figures.authors_on_our_grid(authors, quick).empty

@@ -75,6 +75,7 @@ rule dpc_figures:
     input:
         runs=DPC_TABLE["runs"],
         summary=DPC_TABLE["summary"],
+        reference=sorted(glob.glob(f"{DPC_REFERENCE}/*.csv")),
     output:
         figures=in_report([f for f in DPC_FIGURES if f not in DPC_KL_FIGURE + DPC_FIDELITY_FIGURE], "dpc"),
         fits=DPC_TABLE["fits"],
@@ -85,7 +86,8 @@ rule dpc_figures:
     resources: **res("light", "dpc")
     shell:
         "memcap dpc figures --runs {input.runs} --summary {input.summary} "
-        "--fits {output.fits} --fits-md {output.fits_md} --figures {output.figures} > {log} 2>&1"
+        "--fits {output.fits} --fits-md {output.fits_md} --figures {output.figures} "
+        "--reference {input.reference} > {log} 2>&1"
 
 
 rule dpc_kl:

@@ -34,6 +34,8 @@ def register(sub) -> None:
     p.add_argument("--fits-md", required=True, help="markdown table of the fitted slopes")
     p.add_argument("--figures", nargs="+", required=True,
                    help="figure paths; each stem names a figure (figures/dpc/exp1.png, .pdf)")
+    p.add_argument("--reference", nargs="*", default=None,
+                   help="the authors' CSV files: their means are drawn where our grid point matches theirs")
     p.set_defaults(func=_figures)
 
     p = sub.add_parser("kl", help="Prop 3 / Theorem 2 / LS-vs-WLS KL table and its figure")
@@ -88,8 +90,10 @@ def _aggregate(args) -> None:
 
 
 def _figures(args) -> None:
+    from pathlib import Path
+
     from memcap import results
-    from memcap.dpc import aggregate, figures
+    from memcap.dpc import aggregate, figures, published
 
     params = load_params(args)
     runs, points = results.read_parquet(args.runs), results.read_parquet(args.summary)
@@ -97,7 +101,8 @@ def _figures(args) -> None:
     meta = results.provenance(_preset(params), scale=memcap_params.scale_of(params, "dpc"))
     results.write_parquet(table, args.fits, meta)
     results.write_text(aggregate.fits_markdown(table, memcap_params.scale_of(params, "dpc")), args.fits_md)
-    figures.draw(args.figures, runs, table, memcap_params.scale_of(params, "dpc"))
+    authors = published.read(params["dpc"]["paper"], [Path(f) for f in args.reference]) if args.reference else None
+    figures.draw(args.figures, runs, table, memcap_params.scale_of(params, "dpc"), authors)
 
 
 def _kl(args) -> None:

@@ -21,6 +21,7 @@ import seaborn as sns  # noqa: E402
 
 from memcap.params import scale_tag  # noqa: E402
 from memcap import bounds  # noqa: E402
+from memcap.dpc import fits as fit_lib  # noqa: E402
 from memcap.results import by_stem, save_figure  # noqa: E402
 
 FORMATS = ("png", "pdf")
@@ -45,6 +46,7 @@ FIGURES = {
     "depth_exp5": {"experiments": ["depth_exp1", "depth_exp5"], "x": "param_axis",
                    "title": "Exp 5-depth (Fig 10): AoT vs 1 head + MLP"},
 }
+LEGEND_PREFIXES = ("random", "our", "previous", "linear", "quadratic", "piece", "authors")   # panels after the first
 METRIC_LABELS = {"acc_window": "train-batch window (original)", "acc_table": "full table (exact)"}
 
 
@@ -87,8 +89,33 @@ def _fit_curve(ax, fits: pd.DataFrame, exp: str, series, xs: np.ndarray) -> None
                     label=f"{r.fit} ({r.a:.3g}/unit)")
 
 
-def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: str, paths) -> None:
+AUTHORS_MARKERS = ("X", "P")   # the authors' mean of each arm (attention only, + MLP)
+AUTHORS_LABEL = "authors' CSV (window mean)"
+
+
+def authors_on_our_grid(authors: pd.DataFrame | None, runs: pd.DataFrame) -> pd.DataFrame:
+    """The authors' published means at the grid points we trained with the same N, d and d_h (so a
+    quick stand-in's panels get none), with our x columns (x, param_axis) beside them."""
+    if authors is None or authors.empty:
+        return pd.DataFrame(columns=["experiment", "series", "x", "acc", "param_axis"])
+    ours = runs.groupby(["experiment", "series", "x"])[["N", "dim", "head_dim", "param_axis"]].first().reset_index()
+    both = authors[authors.check == "ok"].merge(ours, on=["experiment", "series", "x"], suffixes=("", "_ours"))
+    same = (both.N == both.N_ours) & (both.dim == both.dim_ours) & (both.head_dim == both.head_dim_ours)
+    return both[same]
+
+
+def _authors_points(ax, authors: pd.DataFrame, experiments: list[str], series, xcol: str) -> None:
+    for exp, marker in zip(experiments, AUTHORS_MARKERS):
+        a = authors[(authors.experiment == exp) & (authors.series == series)]
+        if len(a):
+            ax.scatter(a[xcol], a.acc, marker=marker, s=30, c="k", zorder=5,
+                       label=AUTHORS_LABEL if exp == experiments[0] else f"{AUTHORS_LABEL}, MLP arm")
+
+
+def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: str, paths,
+                    authors: pd.DataFrame | None = None) -> None:
     spec = FIGURES[name]
+    authors = authors_on_our_grid(authors, runs)
     sub = runs[runs.experiment.isin(spec["experiments"])].copy()
     sub["arm"] = np.where(sub.width > 0, "1 head + MLP", "attention only")
     if len(spec["experiments"]) > 1:      # Exp 5: the MLP experiment's W = 0 point belongs to its own arm
@@ -108,13 +135,14 @@ def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: st
         ax.plot(ref.index, ref.prev_bound, "-", c="tab:purple", lw=1, label="previous lower bound")
         if xcol == "x":
             _fit_curve(ax, fits, spec["experiments"][0], sv, s.x.to_numpy(float))
+        _authors_points(ax, authors, spec["experiments"], sv, xcol)
         x_key = s.x_key.iloc[0] if xcol == "x" else "parameters (paper's axis)"
         ax.set(xlabel=x_key, ylabel="accuracy", ylim=(0, 1.05),
                title=f"d = {sv}" if sv != -1 else f"N = {int(s.N.iloc[0])}")
         if ax is axes.flat[0]:
             ax.legend(fontsize=6)
         else:
-            handles = [h for h in ax.get_lines() if not h.get_label().startswith("_")]
+            handles = [h for h in [*ax.get_lines(), *ax.collections] if h.get_label().startswith(LEGEND_PREFIXES)]
             ax.legend(handles=handles, fontsize=6)
     for ax in list(axes.flat)[len(series):]:
         ax.set_visible(False)
@@ -123,12 +151,17 @@ def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: st
     save_figure(fig, paths, dpi=DPI)
 
 
-def slopes_figure(fits: pd.DataFrame, scale: str, paths) -> None:
-    """Exp 4: the Exp 1 linear-fit slopes vs d, with the a·d² + b and a·d³ + b fits."""
+def slopes_figure(fits: pd.DataFrame, scale: str, paths, authors: pd.DataFrame | None = None) -> None:
+    """Exp 4: the Exp 1 linear-fit slopes vs d, with the a·d² + b and a·d³ + b fits, and the slopes
+    the same fit gives on the authors' published Exp 1 means."""
     fig, ax = plt.subplots(figsize=(5, 3.6))
     s = fits[(fits.experiment == "exp1") & (fits.fit == "linear_before_saturation")]
     s = s.assign(metric=s.metric.map(METRIC_LABELS))
     sns.scatterplot(data=s, x="series", y="a", hue="metric", ax=ax)
+    theirs = [] if authors is None else [
+        (d, fit_lib.linear_before_saturation(g.x, g.acc)[0]) for d, g in authors[authors.experiment == "exp1"].groupby("series")]
+    if theirs:
+        ax.scatter(*zip(*theirs), marker="X", s=30, c="k", zorder=5, label="authors' CSV: the same fit on their means")
     grid = np.linspace(s.series.min(), s.series.max(), 100)
     for r in fits[(fits.experiment == "exp4") & (fits.metric == "acc_window")].itertuples():
         power = 2 if r.fit == "quadratic" else 3
@@ -188,8 +221,9 @@ def fidelity_figure(t: pd.DataFrame, scale: str, paths) -> None:
     save_figure(fig, paths, dpi=DPI)
 
 
-def draw(paths: pd.DataFrame, fits: pd.DataFrame, scale: str) -> list[str]:
-    """Draw the accuracy figure named by each path's stem (figures/dpc/exp1.png -> exp1) into its paths."""
+def draw(paths, runs: pd.DataFrame, fits: pd.DataFrame, scale: str, authors: pd.DataFrame | None = None) -> list[str]:
+    """Draw the accuracy figure named by each path's stem (figures/dpc/exp1.png -> exp1) into its paths;
+    `authors` (memcap.dpc.published.read): their means are drawn where our grid point matches theirs."""
     sns.set_theme(style="whitegrid", context="paper")
     groups = by_stem(paths)
     unknown = sorted(set(groups) - set(FIGURES))
@@ -197,7 +231,7 @@ def draw(paths: pd.DataFrame, fits: pd.DataFrame, scale: str) -> list[str]:
         raise ValueError(f"no DPC accuracy figure named {unknown}; known: {sorted(FIGURES)}")
     for name, out in groups.items():
         if name == "exp4":
-            slopes_figure(fits, scale, out)
+            slopes_figure(fits, scale, out, authors_on_our_grid(authors, runs))
         else:
-            accuracy_figure(name, runs, fits, scale, out)
+            accuracy_figure(name, runs, fits, scale, out, authors)
     return list(groups)
