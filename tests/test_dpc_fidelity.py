@@ -76,3 +76,34 @@ def test_the_authors_points_are_drawn_only_where_our_grid_point_is_theirs():
     assert drawn[["experiment", "x"]].values.tolist() == [["exp2", 10]]     # x=3: another d_h, not drawn
     quick = ours.assign(N=30)                                                # a stand-in's vocabulary
     assert figures.authors_on_our_grid(authors, quick).empty
+
+
+def test_what_our_verdict_and_the_authors_verdict_say_together():
+    from memcap.report.claims import authors
+
+    assert authors.reading("reproduced", "reproduced") == "reproduced, and holds in the paper's data"
+    assert "memcap difference" in authors.reading("not reproduced", "reproduced")
+    assert "inconclusive here" in authors.reading("inconclusive", "reproduced")
+    assert "stronger than its data" in authors.reading("not reproduced", "not reproduced")
+    assert authors.reading("reproduced", "") == ""
+
+
+def test_every_dpc_claim_judged_on_the_authors_means():
+    """The same tests on the authors' published means (a point statistic: they publish no spread): Exp 2's
+    quadratic beats a line there as here; Exp 1 fails its linearity part there too (d = 3, 4 bend early)."""
+    import dvc.api
+
+    from memcap.report import claims
+
+    def table(path):
+        return pd.read_parquet(io.BytesIO(dvc.api.read(path, repo=str(REPO), mode="rb")))
+
+    summary = table("results/dpc/tables/summary.parquet")
+    t = {"dpc_summary": summary, "dpc_fidelity": fidelity.table(summary, published.read(PAPER))}
+    card = claims.scorecard(t, "paper").set_index("claim_id")
+    dpc = card[(card.paper == "DPC") & (card.kind == claims.PAPER_CLAIM)]
+    assert (dpc.verdict_authors != "").all() and dpc.statistic_authors.notna().all()
+    assert card.loc["dpc_exp2_quadratic_dh", "verdict_authors"] == "reproduced"
+    assert card.loc["dpc_exp2_quadratic_dh", "statistic_authors"] > 5          # RSS(line) / RSS(quadratic)
+    assert card.loc["dpc_exp1_linear_H_above_bound", "verdict_authors"] == "not reproduced"
+    assert card.loc["capacity_vs_dpc_bound", "verdict_authors"] == ""           # not a DPC experiment claim

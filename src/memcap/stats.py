@@ -99,3 +99,16 @@ def power_exponent(x, y, offset: float = 0.0) -> dict:
     keep = (x > 0) & (y > 0)
     fit = linear_fit(np.log(x[keep]), np.log(y[keep]))
     return {"exponent": fit["slope"], "r2": fit["r2"], "stderr": fit["stderr"], "n_points": int(keep.sum())}
+
+
+def power_with_offset(x, y) -> float:
+    """Exponent p of the least-squares fit y = a·x^p + b (scipy's curve_fit); NaN when it does not converge."""
+    from scipy.optimize import curve_fit
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    try:
+        (a, p, b), _ = curve_fit(lambda x, a, p, b: a * x ** p + b, x, y,
+                                 p0=(max(np.ptp(y), 1e-6) / max(x.max() ** 1.5, 1e-6), 1.5, y.min()), maxfev=20000)
+    except (RuntimeError, ValueError):
+        return float("nan")
+    return float(p)

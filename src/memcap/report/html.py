@@ -81,8 +81,8 @@ def _img(path: Path) -> str:
             f"</figcaption></figure>")
 
 
-HEADERS = ["id", "source", "claim", "statistic [95% CI]", "accept", "verdict", "paper's number (source)", "test",
-           "scale", "detail"]
+HEADERS = ["id", "source", "claim", "statistic [95% CI]", "accept", "verdict", "on the authors' means", "reading",
+           "paper's number (source)", "test", "scale", "detail"]
 
 
 def _scorecard_html(card: pd.DataFrame, kind: str, table_id: str) -> str:
@@ -90,8 +90,9 @@ def _scorecard_html(card: pd.DataFrame, kind: str, table_id: str) -> str:
     for r in card[card.kind == kind].itertuples():
         color = VERDICT_COLORS.get(r.verdict, "#fff3cd")          # skipped: yellow
         paper = f"{r.paper_value} ({r.paper_source})" if r.paper_value else ""
-        cells = [r.claim_id, f"{r.paper} {r.source}", r.claim, claims.interval(r), r.accept, r.verdict, paper, r.test,
-                 r.scale, r.detail]
+        theirs = f"{r.verdict_authors} ({r.statistic_authors:.4g})" if r.verdict_authors else ""
+        cells = [r.claim_id, f"{r.paper} {r.source}", r.claim, claims.interval(r), r.accept, r.verdict, theirs,
+                 r.reading, paper, r.test, r.scale, r.detail]
         rows.append(f'<tr style="background:{color}">' + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
                     + "</tr>")
     head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)

@@ -137,6 +137,19 @@ def spearman_p(c: Curve, direction: int) -> float:
     return p / 2 if np.sign(rho) == direction else 1 - p / 2
 
 
+def quadratic_over_line(c: Curve, resampled) -> np.ndarray:
+    """RSS of the best line a·x + b over the RSS of the best a·x² + b (least squares on the replicate
+    means), per resample: above 1 the quadratic fits better, below 1 the line does (capped at INF_CAP)."""
+    y = means(resampled).T                                                # (points, B)
+
+    def rss(design: np.ndarray) -> np.ndarray:
+        coef = np.linalg.lstsq(design, y, rcond=None)[0]
+        return ((design @ coef - y) ** 2).sum(0)
+
+    ones = np.ones_like(c.x)
+    return np.minimum(ratio(rss(np.stack([c.x, ones], 1)), rss(np.stack([c.x ** 2, ones], 1))), INF_CAP)
+
+
 def log_exponent(offset: float) -> Callable:
     """Exponent p of (mean − offset) ∝ x^p (log-log least squares); a resample at or below the offset is
     clipped to 1e-4 above it."""

@@ -9,11 +9,13 @@ import numpy as np
 import pandas as pd
 
 from memcap.report import shapes
+from memcap.report.claims import authors
 from memcap.report.claims.registry import CLAIMS, INPUT_FAMILY
 from memcap.report.verdicts import NOT_RUN, PAPER_CLAIM, PROPERTY, SKIPPED, VERDICTS, NotRun, Skip
 
 COLUMNS = ["claim_id", "kind", "paper", "source", "claim", "test", "accept", "statistic", "ci_low", "ci_high",
-           "paper_value", "paper_source", "detail", "verdict", "scale", "inputs"]
+           "paper_value", "paper_source", "detail", "verdict", "scale", "inputs", "statistic_authors",
+           "verdict_authors", "reading"]
 
 
 def _scale(tables: dict, inputs: tuple[str, ...], scale: str | dict[str, str]) -> str:
@@ -29,6 +31,7 @@ def scorecard(tables: dict[str, pd.DataFrame | None], scale: str | dict[str, str
 
     scale: one for every family, or each family's (memcap.params.scales), for the rows whose tables
     have no scale column."""
+    theirs = authors.tables(tables)
     tables = {name: tables.get(name) for c in CLAIMS for name in c.inputs}   # absent table -> None
     rows = []
     for c in CLAIMS:
@@ -43,8 +46,22 @@ def scorecard(tables: dict[str, pd.DataFrame | None], scale: str | dict[str, str
             res = {"detail": str(e), "verdict": NOT_RUN}
         except Skip as e:
             res = {"detail": str(e), "verdict": f"{SKIPPED}: {e}"}
-        rows.append({"statistic": np.nan, "ci_low": np.nan, "ci_high": np.nan, **base, **res})
-    return pd.DataFrame(rows, columns=COLUMNS).astype({"statistic": float, "ci_low": float, "ci_high": float})
+        rows.append({"statistic": np.nan, "ci_low": np.nan, "ci_high": np.nan, **base, **res,
+                     **_on_authors(c, theirs, res["verdict"])})
+    return pd.DataFrame(rows, columns=COLUMNS).astype({"statistic": float, "ci_low": float, "ci_high": float,
+                                                       "statistic_authors": float})
+
+
+def _on_authors(c, theirs: dict | None, ours: str) -> dict:
+    """The claim's test on the authors' means (DPC paper claims), and what both verdicts say together."""
+    if theirs is None or not authors.applies(c):
+        return {"statistic_authors": np.nan, "verdict_authors": "", "reading": ""}
+    try:
+        o = c.fn(theirs)
+        stat, verdict = o.statistic, o.verdict
+    except (NotRun, Skip) as e:
+        stat, verdict = np.nan, f"{SKIPPED}: {e}"
+    return {"statistic_authors": stat, "verdict_authors": verdict, "reading": authors.reading(ours, verdict)}
 
 
 def short_verdict(verdict: str) -> str:

@@ -45,6 +45,7 @@ def markdown(card: pd.DataFrame) -> str:
             "claim": part.claim_id, "source": part.paper + " " + part.source,
             "verdict": part.verdict.map(short_verdict), "statistic [95% CI]": [interval(r) for r in part.itertuples()],
             "accept": part.accept, "scale": part.scale,
+            "on the authors' means": part.verdict_authors.map(lambda v: short_verdict(v) if v else ""),
         }).astype(str).apply(lambda col: col.str.replace("|", "/", regex=False))   # a '|' would split a cell
         lines += [f"## {title}", "", f"{title} ({what}): " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + ".",
                   "", table.to_markdown(index=False, disable_numparse=True), ""]
