@@ -38,6 +38,8 @@ CAPTIONS = {
     "dpc/kl": "DPC Prop 3, Thm 2, LS vs WLS: KL next to its bound (claim dpc_theory_kl_bounds).",
     "capacity/capacity": "Capacity by bracketing search vs H and vs d_h, beside MLT's H(min(n,d_h)−1)+1 and DPC's "
                          "H·d_h + d (claims capacity_above_mlt_bound, capacity_vs_dpc_bound).",
+    "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
+                     "on the DPC authors' published means.",
     "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
                    "(knowledge) bits/param.",
 }
@@ -104,9 +106,23 @@ def _counts(card: pd.DataFrame) -> str:
     return "<p>" + html.escape(", ".join(f"{k}: {v}" for k, v in counts.items())) + "</p>"
 
 
+def _compact(card: pd.DataFrame) -> str:
+    """The first screen's table: claim, paper, scale, verdict on ours and on the authors' numbers."""
+    rows = []
+    for r in card.itertuples():
+        color = VERDICT_COLORS.get(r.verdict, "#fff3cd")
+        ours = r.verdict if not r.verdict.startswith("skipped") else "skipped"
+        cells = [r.claim_id, f"{r.paper} {r.source}", r.scale, ours, r.verdict_authors or "–"]
+        rows.append(f'<tr style="background:{color}">' + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+                    + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "paper", "scale", "verdict (ours)", "on the authors' numbers"))
+    return f'<table id="compact"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
-          tables: dict[str, str], scale: str) -> str:
-    """The whole page as one string (figures inlined, no external resource)."""
+          tables: dict[str, str], scale: str, forest: Path | None = None) -> str:
+    """The whole page as one string (figures inlined, no external resource). The first screen answers
+    "did it reproduce?" (a compact table and the forest plot); the tests and details fold away."""
     notes = [f"rows at {s}: {scale_note(s)}" for s in sorted(set(card.scale)) if scale_note(s)]
     stand_in = f" — {'; '.join(notes)}" if notes else ""
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memcap reproduction report</title>"
@@ -116,11 +132,14 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
              "Every number below is computed from the pipeline's Parquet results; each verdict applies the test "
              "written next to its claim in <code>memcap.report.claims</code>.</p>",
              f"<p>Figures rendered: <span id='render-check'>not checked (scripts off)</span></p>",
+             "<h2>Did it reproduce?</h2>", _counts(card), _compact(card),
+             *([_img(forest)] if forest else []),
+             "<details><summary>How to read a verdict, the tests and the details of every claim</summary>",
              "<h2>Claims scorecard</h2>", f"<p>{html.escape(claims.HOW_TO_READ).replace('**', '')}</p>",
              "<h3>Paper claims</h3>", _counts(card[card.kind == claims.PAPER_CLAIM]),
              _scorecard_html(card, claims.PAPER_CLAIM, "scorecard"),
              "<h3>Verified properties</h3>", _counts(card[card.kind == claims.PROPERTY]),
-             _scorecard_html(card, claims.PROPERTY, "properties"),
+             _scorecard_html(card, claims.PROPERTY, "properties"), "</details>",
              "<h2>Bits per parameter</h2>", f"<pre>{html.escape(bits_md)}</pre>"]
     if capacity is not None and len(capacity):
         cols = ["heads", "head_dim", "context_size", "input_dim", "capacity_low", "capacity_high", "status",
