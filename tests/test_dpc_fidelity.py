@@ -38,9 +38,10 @@ def test_a_row_that_disagrees_with_the_grid_is_reported_not_guessed(tmp_path):
     assert "file name not understood" in t.loc[t.file == "Data_experiment_9.csv", "check"].item()
 
 
-def _summary(mean: float, std: float) -> pd.DataFrame:
-    return pd.DataFrame({"experiment": ["exp2"], "series": [-1], "x": [10], "repetitions": [5],
-                         "acc_window_mean": [mean], "acc_window_std": [std], "acc_table_mean": [mean]})
+def _summary(mean: float, std: float, N: int = 50) -> pd.DataFrame:
+    return pd.DataFrame({"experiment": ["exp2"], "series": [-1], "x": [10], "N": [N], "dim": [10], "head_dim": [10],
+                         "repetitions": [5], "acc_window_mean": [mean], "acc_window_std": [std],
+                         "acc_table_mean": [mean]})
 
 
 @pytest.mark.parametrize("ours, std, within", [(0.81, 0.005, True),     # 0.006 apart, tolerance 0.019
@@ -53,6 +54,12 @@ def test_tolerance_passes_and_fails(ours, std, within):
     assert bool(t.within.item()) is within, t.T
     tol = 4.604 * np.sqrt(2) * std / np.sqrt(5) + fidelity.FLOOR     # t(0.995, 4) = 4.604
     assert t.tolerance.item() == pytest.approx(tol, rel=1e-3)
+
+
+def test_a_point_of_other_settings_is_not_compared():
+    authors = published.read(PAPER)
+    t = fidelity.table(_summary(0.80, 0.005, N=30), authors[(authors.experiment == "exp2") & (authors.x == 10)])
+    assert t.ours_window.isna().all() and not t.within.any()
 
 
 def test_memcaps_published_dpc_means_are_within_tolerance_of_the_authors():

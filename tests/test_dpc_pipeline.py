@@ -48,8 +48,11 @@ def test_dpc_target_runs_end_to_end(project):
     theory = read_parquet(tables / "kl.parquet")
     assert set(theory.part) == {"prop3", "thm2", "lsq"}
     names = ["exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "dim_exp1", "dim_exp2", "dim_exp5",
-             "depth_exp1", "depth_exp2", "depth_exp5", "kl"]
+             "depth_exp1", "depth_exp2", "depth_exp5", "kl", "fidelity"]
     assert dpc_figures.names(q) == names
+    fid = read_parquet(tables / "fidelity.parquet")          # the authors' means, none at this tiny scale
+    assert len(fid) == 239 and fid.ours_window.isna().all() and not fid.within.any()
+    assert "trains none of the authors' grid points" in (tables / "fidelity.md").read_text()
     for name in names:
         for ext in dpc_figures.FORMATS:
             assert (root / f"figures/dpc/{name}.{ext}").stat().st_size > 1000, name
