@@ -13,7 +13,10 @@ Prints, measured now on this machine:
   4. the projected core-hours of every paper sweep (#1-#11, one seed, early stopping ignored), each
      grid point's steps S = max(floor(500 T / 256), min_steps) at the step time measured for its shape.
 
-    python benchmarks/train_throughput.py [--threads 1] [--seconds 3] [--project-seconds 0.4]
+  5. on a GPU (--device cuda): model-steps/s as a job trains more models at once (the seeds of one grid
+     point batch in one job), and the projection per job of 2 seeds (the paper preset's seeds_per_job).
+
+    python benchmarks/train_throughput.py [--threads 1] [--seconds 3] [--project-seconds 0.4] [--device cuda]
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from peak import sgemm_gflops  # benchmarks/peak.py
+from peak import sgemm_gflops, sync  # benchmarks/peak.py
 
 from memcap import params as memcap_params
 from memcap.models.mlt_attention import MLTAttention
@@ -39,6 +42,7 @@ from memcap.tasks.mlt_data import make_data
 
 D, N_CTX, BATCH, CLASSES, T = 64, 32, 256, 100, 4096
 HEADS = (1, 5, 20, 60)
+DEVICE = torch.device("cpu")   # --device
 
 
 def legacy_logits(self, q, ctx):
@@ -59,15 +63,17 @@ def legacy_formulation():
         MLTAttention._softmax_logits = now
 
 
-def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, task: str = "classification"):
-    """One model's training state at a shape, and its step (memcap's own train_step)."""
-    classification = task == "classification"
-    data = make_data([0], dataset_size=T, context_size=n, input_dim=D, context=context, task=task,
-                     num_classes=CLASSES)
-    model = MLTAttention([0], D, heads, n, head_dim=head_dim, out_dim=CLASSES if classification else 1)
+def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, task: str = "classification",
+        models: int = 1):
+    """The training state of `models` models (one per seed, as a job batches a grid point's seeds) at a
+    shape, and its step (memcap's own train_step)."""
+    classification, seeds = task == "classification", list(range(models))
+    data = make_data(seeds, dataset_size=T, context_size=n, input_dim=D, context=context, task=task,
+                     num_classes=CLASSES).to(DEVICE)
+    model = MLTAttention(seeds, D, heads, n, head_dim=head_dim, out_dim=CLASSES if classification else 1).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=True)   # as memcap.mlt_synthetic.train.train
     sched = warmup_cosine(opt, 10 ** 7)
-    shuffler = _Shuffler([0], T, torch.device("cpu"))
+    shuffler = _Shuffler(seeds, T, DEVICE)
     return model, data, lambda: train_step(model, data, shuffler, opt, sched, BATCH, classification)
 
 
@@ -75,7 +81,7 @@ def step_flops(heads: int, context: str, legacy: bool) -> int:
     """Matmul FLOPs of one training step's forward and backward (torch's FlopCounterMode)."""
     def count():
         model, data, _ = job(heads, context)
-        q, c, y = data.batch(torch.arange(BATCH)[None])
+        q, c, y = data.batch(torch.arange(BATCH, device=DEVICE)[None])
         with FlopCounterMode(display=False) as fc:
             F.cross_entropy(model(q, c)[0], y[0]).backward()
         return fc.get_total_flops()
@@ -88,10 +94,12 @@ def step_flops(heads: int, context: str, legacy: bool) -> int:
 def rate(step, seconds: float) -> float:
     step()
     step()   # warm-up: first allocations, the shuffler's first permutations
+    sync(DEVICE)
     n, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         step()
         n += 1
+    sync(DEVICE)
     return n / (time.perf_counter() - start)
 
 
@@ -112,14 +120,15 @@ def check_same_math(context: str) -> float:
 
 
 def reference_rate(context: str, seconds: float) -> float:
-    data = make_data([0], dataset_size=T, context_size=N_CTX, input_dim=D, context=context, task="classification")
-    model = ReferenceMLTAttention(MLTAttention([0], D, 20, N_CTX, out_dim=CLASSES))
+    data = make_data([0], dataset_size=T, context_size=N_CTX, input_dim=D, context=context,
+                     task="classification").to(DEVICE)
+    model = ReferenceMLTAttention(MLTAttention([0], D, 20, N_CTX, out_dim=CLASSES)).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     ctx = data.contexts[0].expand(T, -1, -1) if context == "shared" else data.contexts[0]
     X, y = torch.cat([data.queries[0][:, None], ctx], 1).contiguous(), data.labels[0]
 
     def step():
-        idx = torch.randint(0, T, (BATCH,))
+        idx = torch.randint(0, T, (BATCH,), device=DEVICE)
         loss = F.cross_entropy(model(X[idx]), y[idx])
         opt.zero_grad()
         loss.backward()
@@ -127,25 +136,35 @@ def reference_rate(context: str, seconds: float) -> float:
     return rate(step, seconds)
 
 
-def projection(seconds: float) -> None:
-    """Core-hours of each paper sweep for one seed, from the step time of each of its shapes."""
-    preset = memcap_params.preset(memcap_params.load("params.yaml", {"scale": "paper"}), grid.FAMILY)
+def projection(seconds: float, models: int) -> None:
+    """Hours of each paper sweep for one seed, from the step time of each of its shapes with `models`
+    models in a job (1 on the CPU; on a GPU the paper preset's seeds_per_job)."""
+    sweeps = grid.resolve(memcap_params.load("params.yaml")[grid.FAMILY], "paper")
     timed: dict[tuple, float] = {}
-    total = 0.0
-    print("\npaper sweeps, one seed, one thread per job, early stopping ignored:")
-    for i, sweep in enumerate(preset["sweeps"], 1):
-        s = grid.sweep_settings(preset, sweep)
+    total, unit = 0.0, "core-hours" if DEVICE.type == "cpu" else "GPU-hours"
+    print(f"\npaper sweeps, one seed, {models} model(s) per job, one job at a time, early stopping ignored:")
+    for i, (sweep, s) in enumerate(sweeps.items(), 1):
         hours = 0.0
         for value in s["values"]:
             shp = grid.shape(s, value)
             key = (shp["heads"], s["context"], shp["context_size"], shp["head_dim"], s["task"])
             if key not in timed:
-                timed[key] = 1 / rate(job(*key)[2], seconds)
+                timed[key] = 1 / rate(job(*key, models=models)[2], seconds) / models
             for T_ in s["dataset_sizes"]:
                 hours += mlt_num_steps(T_, s["min_steps"], s["epochs"], s["batch_size"]) * timed[key] / 3600
         total += hours
-        print(f"  #{i:<2} {sweep:30s} {len(s['values']) * len(s['dataset_sizes']):3d} points  {hours:7.2f} core-hours")
-    print(f"  all 11 sweeps: {total:.1f} core-hours per seed ({total * 6:.0f} for the paper's 6 seeds)")
+        print(f"  #{i:<2} {sweep:30s} {len(s['values']) * len(s['dataset_sizes']):3d} points  {hours:7.2f} {unit}")
+    print(f"  all 11 sweeps: {total:.1f} {unit} per seed ({total * 6:.0f} for the paper's 6 seeds)")
+
+
+def models_per_job(seconds: float) -> None:
+    """GPU: model-steps/s as one job trains more models at once (H = 20, shared and random contexts)."""
+    print("\nmodels per job (H = 20): model-steps/s")
+    for context in ("shared", "random"):
+        line = []
+        for m in (1, 2, 6, 24, 96):
+            line.append(f"M={m}: {m * rate(job(20, context, models=m)[2], seconds):8.0f}")
+        print(f"  {context:6s} " + "  ".join(line))
 
 
 def main() -> None:
@@ -154,10 +173,14 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3.0, help="timing window per measurement")
     ap.add_argument("--project-seconds", type=float, default=0.4, help="timing window per shape of the projection")
     ap.add_argument("--no-projection", action="store_true")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda: the same steps on the GPU")
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = torch.device(args.device)
     torch.set_num_threads(args.threads)
-    peak = sgemm_gflops(args.seconds)
-    print(f"torch {torch.__version__}, {args.threads} thread(s): sgemm 1024^3 {peak:.1f} GFLOP/s")
+    peak = sgemm_gflops(args.seconds, args.device)
+    where = torch.cuda.get_device_name() if DEVICE.type == "cuda" else f"{args.threads} thread(s)"
+    print(f"torch {torch.__version__}, {where}: sgemm (float32) {peak:.1f} GFLOP/s")
     print(f"memcap train_step, d={D} n={N_CTX} d_h={D} batch={BATCH} C={CLASSES}, one model "
           f"(% of sgemm at the FLOPs of the formulation until 2026-11-25):")
     for context in ("shared", "random"):
@@ -173,8 +196,10 @@ def main() -> None:
         ref, ours = reference_rate(context, args.seconds), rate(job(20, context)[2], args.seconds)
         print(f"  {context:6s} reference {ref:6.1f} steps/s, memcap {ours:7.1f} steps/s: x{ours / ref:.1f} "
               f"[outputs and gradients agree to {err:.1e}]")
+    if DEVICE.type == "cuda":
+        models_per_job(args.seconds)
     if not args.no_projection:
-        projection(args.project_seconds)
+        projection(args.project_seconds, 1 if DEVICE.type == "cpu" else 2)
 
 
 if __name__ == "__main__":

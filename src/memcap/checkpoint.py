@@ -90,3 +90,32 @@ class TrainingClock:
 
     def state(self) -> dict[str, Any]:
         return {"train_seconds": self.seconds(), "segments": self.segments}
+
+
+class StopRequest:
+    """SIGTERM (SLURM's preemption or time limit, `kill`, a runner's deadline) asks the trainer to save
+    a checkpoint and exit, instead of losing everything since the last timed save. Use as a context
+    manager around the training loop; `requested` turns true on the signal. Outside the main thread
+    (where signals cannot be caught) it never does, and the timed checkpoints remain."""
+
+    EXIT_CODE = 143   # 128 + SIGTERM, what a job killed by the signal reports
+
+    def __init__(self):
+        self.requested, self._before = False, None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._before = signal.signal(signal.SIGTERM, self._on_signal)
+        return self
+
+    def _on_signal(self, signum, frame) -> None:
+        self.requested = True
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._before is not None:
+            signal.signal(signal.SIGTERM, self._before)

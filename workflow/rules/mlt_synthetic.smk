@@ -7,17 +7,19 @@ from memcap.mlt_synthetic import grid as mlt_grid
 
 MLT = "results/mlt_synthetic"
 MLT_PRESET_NAME = memcap_params.scale_of(config, mlt_grid.FAMILY)
-MLT_PRESET = memcap_params.preset(config, mlt_grid.FAMILY)
-MLT_POINTS = mlt_grid.grid_points(MLT_PRESET)
-MLT_ANALYSIS = mlt_grid.analysis_sweeps(MLT_PRESET)
-# runs/<preset>/<sweep>/<value>/T<T>-<settings key>.parquet: other settings never share a path
-MLT_NAMES = {(s, v, t): mlt_grid.run_name(MLT_PRESET_NAME, MLT_PRESET, s, v, t) for s, v, t in MLT_POINTS}
+# Each sweep resolved: its settings and the preset they come from (a composite preset takes sweeps
+# from quick and paper; its runs keep those presets' names, so one run serves every preset naming it).
+MLT_SWEEPS = mlt_grid.resolve(config[mlt_grid.FAMILY], MLT_PRESET_NAME)
+MLT_ANALYSIS = mlt_grid.analysis_sweeps(MLT_SWEEPS)
+# runs/<source preset>/<sweep>/<value>/T<T>-<settings key>.parquet, one per job (grid point and seed
+# group): other settings or seeds never share a path
+MLT_NAMES = {job: mlt_grid.run_name(MLT_SWEEPS, *job) for job in mlt_grid.jobs(MLT_SWEEPS)}
 MLT_RUNS = [f"{MLT}/runs/{name}" for name in MLT_NAMES.values()]
-MLT_ATTENTION = [f"{MLT}/attention/{name}" for (s, _, _), name in MLT_NAMES.items() if s in MLT_ANALYSIS]
+MLT_ATTENTION = [f"{MLT}/attention/{name}" for job, name in MLT_NAMES.items() if job[0] in MLT_ANALYSIS]
 MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
 # A training job's memory: its class's request, or more when its data needs it (memcap.mlt_synthetic.grid.job_mem_mb).
 MLT_TRAIN_MEM_MB = lambda w: mlt_grid.job_mem_mb(  # noqa: E731
-    mlt_grid.sweep_settings(MLT_PRESET, w.sweep), int(w.value), int(w.T), res("train", "mlt_synthetic")["mem_mb"])
+    mlt_grid.sweep_settings(MLT_SWEEPS, w.sweep), int(w.value), int(w.T), res("train", "mlt_synthetic")["mem_mb"])
 MLT_FIGURES = [f"figures/mlt_synthetic/{name}.{ext}" for name in mlt_figures.NAMES for ext in mlt_figures.FORMATS]
 
 

@@ -38,22 +38,23 @@ def register(sub) -> None:
 
 
 def _train(args) -> None:
-    from memcap import checkpoint, keys, results, runtime
+    from memcap import checkpoint, results, runtime
     from memcap.mlt_synthetic import grid
     from memcap.mlt_synthetic.train import attention_maxima, train_point
 
     params = load_params(args)
     runtime.prepare(args.threads)
-    preset = memcap_params.preset(params, "mlt_synthetic")
-    s = grid.sweep_settings(preset, args.sweep)
-    keys.check(args.settings_key, memcap_params.scale_of(params, grid.FAMILY), grid.point_settings(preset, args.sweep), args.params)
-    labels = {"family": grid.FAMILY, "sweep": args.sweep, "scale": memcap_params.scale_of(params, "mlt_synthetic")}
+    sweeps = grid.resolve(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY))
+    s = grid.sweep_settings(sweeps, args.sweep)
+    # The job's seeds are those its file's key stands for (one seed group of the grid point).
+    s = {**s, "seeds": grid.seeds_for_key(s, args.settings_key, args.params)}
+    labels = {"family": grid.FAMILY, "sweep": args.sweep, "scale": s["preset"]}
     runs, best, model = train_point(s, args.value, args.dataset_size, params["device"], labels=labels,
                                     checkpoint_path=args.checkpoint,
-                                    checkpoint_every_s=preset["checkpoint_every_s"],
+                                    checkpoint_every_s=s["checkpoint_every_s"],
                                     desc=f"{args.sweep} {s['vary']}={args.value} T={args.dataset_size}")
-    meta = results.provenance(s, scale=memcap_params.scale_of(params, "mlt_synthetic"), sweep=args.sweep, value=args.value,
-                              dataset_size=args.dataset_size)
+    meta = results.provenance(grid.point_settings(s, s["seeds"]), scale=s["preset"], sweep=args.sweep,
+                              value=args.value, dataset_size=args.dataset_size)
     if args.attention_out:
         att = attention_maxima(model, best, s, args.dataset_size, args.sweep)
         results.write_parquet(att, args.attention_out, meta)
@@ -64,10 +65,11 @@ def _train(args) -> None:
 def _aggregate(args) -> None:
     from memcap import results
     from memcap.mlt_synthetic.aggregate import aggregate_runs
-    from memcap.mlt_synthetic.grid import FAMILY
+    from memcap.mlt_synthetic.grid import FAMILY, resolve
 
     params = load_params(args)
-    table, metrics = aggregate_runs(results.read_parquet(args.inputs))
+    sweeps = resolve(params[FAMILY], memcap_params.scale_of(params, FAMILY))
+    table, metrics = aggregate_runs(results.read_parquet(args.inputs), {k: s["label"] for k, s in sweeps.items()})
     results.write_parquet(table, args.out, results.provenance(params[FAMILY], inputs=args.inputs,
                                                               scale=memcap_params.scale_of(params, "mlt_synthetic")))
     results.write_json(metrics, args.metrics)

@@ -109,6 +109,16 @@ def _attention_scale(paths) -> str:
     return scales.pop()
 
 
+def _attention_label(params: dict, att) -> str:
+    """Fig 3's label: what its MLT saturation sweeps' settings are (memcap.mlt_synthetic.grid.resolve),
+    e.g. "paper settings, 2 of the paper's 6 seeds", not theory's own scale."""
+    from memcap import params as memcap_params
+    from memcap.mlt_synthetic import grid
+
+    sweeps = grid.resolve(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY))
+    return "; ".join(sorted({sweeps[s]["label"] for s in att["sweep"].unique() if s in sweeps})) or "unlabeled"
+
+
 def _saturation(args) -> None:
     from memcap import results
     from memcap.theory import aggregate
@@ -157,6 +167,7 @@ def _figures(args) -> None:
     for name, paths in results.by_stem(args.figures).items():
         if name == "fig3" and tables["attention"].empty:
             raise SystemExit("theory figures: fig3 needs --attention Parquets (an MLT sweep with analysis: true)")
-        scale = _attention_scale(args.attention) if name == "fig3" else memcap_params.scale_of(params, "theory")
-        fig = figures.draw(name, tables, preset["saturation"], scale_label(scale))
+        label = (_attention_label(params, tables["attention"]) if name == "fig3"
+                 else scale_label(memcap_params.scale_of(params, "theory")))
+        fig = figures.draw(name, tables, preset["saturation"], label)
         results.save_figure(fig, paths)

@@ -12,7 +12,9 @@ TABLES = {"runs": "runs.parquet", "fits": "fits.parquet", "summary": "summary.md
 # The stable schema of tables/runs.parquet: one row per (sweep, x, T, seed).
 RUN_COLUMNS = {
     "family": "always 'mlt_synthetic'", "sweep": "sweep name (spec mahdavi.md §2.3)",
-    "scale": "preset: quick | paper", "vary": "swept quantity: heads | context_size | head_dim",
+    "scale": "the preset the run's settings come from: quick | paper | your own",
+    "scale_label": "what the settings are, shown in titles: 'paper settings, 2 of the paper's 6 seeds', a quick stand-in and why",
+    "vary": "swept quantity: heads | context_size | head_dim",
     "x": "value of the swept quantity", "task": "classification | regression",
     "context": "shared | random", "dataset_size": "T", "heads": "H", "context_size": "n",
     "head_dim": "d_h", "input_dim": "d", "num_classes": "C (1 for regression)", "seed": "data+init seed",
@@ -30,9 +32,11 @@ RUN_COLUMNS = {
 }
 
 
-def aggregate_runs(runs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """Sort, add derived columns; metrics = per-sweep mean memorization for `dvc metrics`."""
+def aggregate_runs(runs: pd.DataFrame, labels: dict[str, str]) -> tuple[pd.DataFrame, dict]:
+    """Sort, add derived columns and each sweep's label (memcap.mlt_synthetic.grid.resolve); metrics =
+    per-sweep mean memorization for `dvc metrics`."""
     df = runs.sort_values(["sweep", "x", "dataset_size", "seed"]).reset_index(drop=True)
+    df["scale_label"] = df["sweep"].map(labels)
     chance = 1.0 / df["num_classes"]
     df["memorized"] = df["mem_acc"] * df["dataset_size"]
     df["memorized_above_chance"] = (df["mem_acc"] - chance) * df["dataset_size"] / (1 - chance)

@@ -12,8 +12,20 @@ KNOWN_SWEEPS = ("regress_scale_ctx_size", "regress_scale_ctx_size_shared", "regr
 
 
 def problems(params: dict) -> list[str]:
-    out = []
-    for scale, p in (params.get(FAMILY) or {}).items():
+    out, family = [], params.get(FAMILY) or {}
+    for scale, p in family.items():
+        if "defaults" not in p:   # a composite preset: each sweep from a full preset that defines it
+            for name, sw in p.get("sweeps", {}).items():
+                src = family.get(sw.get("from"))
+                key = f"{FAMILY}.{scale}.sweeps.{name}.from"
+                full = sorted(k for k, v in family.items() if "defaults" in v)
+                if src is None or "defaults" not in src:
+                    out.append(f"{key}: got {sw.get('from')!r}; allowed: a full preset of {FAMILY} (one with "
+                               f"defaults and sweeps): {full}")
+                elif name not in src.get("sweeps", {}):
+                    out.append(f"{key}: the preset {sw['from']!r} has no sweep {name!r}; its sweeps: "
+                               f"{sorted(src.get('sweeps', {}))}")
+            continue
         for name, sw in p.get("sweeps", {}).items():
             s = {**p.get("defaults", {}), **sw}
             d = s.get("input_dim")

@@ -78,8 +78,8 @@ def _panel(ax, df: pd.DataFrame, sweep: str, fits: pd.DataFrame) -> None:
                          for r in f.itertuples() if np.isfinite(r.r2))
         ax.text(0.98, 0.02, text or "R²: < 3 unsaturated points", transform=ax.transAxes, ha="right",
                 va="bottom", fontsize=7)
-    ax.set_title(f"{sweep} ({g['context'].iloc[0]} context, {g['scale'].iloc[0]} preset, "
-                 f"{g['seed'].nunique()} seeds)", fontsize=9)
+    ax.set_title(f"{sweep} ({g['context'].iloc[0]} context, d = {g['input_dim'].iloc[0]}, "
+                 f"{g['seed'].nunique()} seeds)\n[{g['scale_label'].iloc[0]}]", fontsize=8)
     ax.legend(title="T", fontsize=7)
 
 
@@ -123,7 +123,8 @@ def summary_markdown(runs: pd.DataFrame, fits: pd.DataFrame) -> str:
         "points used / total": [f"{u} / {t}" for u, t in zip(fits.n_points, fits.points_total)]})
     return "\n".join([
         "# MLT synthetic memorization: run summary", "",
-        f"Scale: {', '.join(sorted(runs['scale'].unique()))}. Memorization = train accuracy of the "
+        "Settings: " + "; ".join(f"{sw}: {lab}" for sw, lab in runs.groupby("sweep")["scale_label"].first().items())
+        + ". Memorization = train accuracy of the "
         "lowest-loss checkpoint (classification) or its train MSE (regression); mean ± std over seeds.", "",
         _markdown(table), "", "## Fig 2a / Fig 4 linear fits on the non-saturated part",
         f"Points with seed-mean accuracy ≥ {SATURATION_ACC} are left out.", "", _markdown(fit_table), ""])

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 
+from memcap import keys
 from memcap.errors import ParamsError
 from memcap.keys import settings_key
+from memcap.params import scale_note
 
 FAMILY = "mlt_synthetic"
 VARIED = ("heads", "context_size", "head_dim")
@@ -23,24 +25,90 @@ CHUNK_ROWS = 4096
 EVAL_BATCH = 8192   # examples per evaluation forward pass (memcap.mlt_synthetic.train.TrainConfig)
 
 
-def sweep_settings(preset: dict, sweep: str) -> dict:
-    """The resolved settings of one sweep: the preset's defaults overridden by the sweep's keys, plus
-    the seeds. Everything one grid point's numbers depend on, with its value and T."""
-    if sweep not in preset["sweeps"]:
-        raise ParamsError(f"{FAMILY}.sweeps: no sweep named {sweep!r}; defined: {sorted(preset['sweeps'])}")
-    return {**preset["defaults"], **preset["sweeps"][sweep], "seeds": preset["seeds"]}
+# Keys of a resolved sweep that say where its settings come from or how its jobs are cut, not what a
+# run's numbers depend on: they stay out of the settings key (memcap.keys), so a job cut differently or
+# taken into another preset keeps its name.
+NOT_SETTINGS = ("values", "dataset_sizes", "preset", "seeds_per_job", "checkpoint_every_s", "why", "label")
 
 
-def point_settings(preset: dict, sweep: str) -> dict:
-    """What a grid point's numbers depend on (its rule's params): the sweep settings without the grid
-    lists, so adding or changing one value or T reruns only that point, not the whole sweep."""
-    return {k: v for k, v in sweep_settings(preset, sweep).items() if k not in ("values", "dataset_sizes")}
+def resolve(family: dict, name: str) -> dict[str, dict]:
+    """Every sweep of the preset `name`, with everything its runs depend on: {sweep: settings}.
+
+    A sweep's settings are its preset's defaults overridden by the sweep's keys, plus the seeds, and
+    `preset`: the preset they come from. A sweep written `{from: paper, seeds: [0, 1]}` (a composite
+    preset, e.g. the published one) is the paper preset's sweep with those seeds: its runs have the
+    paper preset's names, so the same runs serve both presets. `label` says in every output what the
+    settings are ("paper settings, 2 of the paper's 6 seeds"; a quick stand-in with its `why`)."""
+    if name not in family:
+        raise ParamsError(f"{FAMILY}: no preset named {name!r}; defined: {sorted(family)}")
+    preset, out = family[name], {}
+    for sweep, sw in preset["sweeps"].items():
+        if "from" in sw:
+            s = dict(resolve(family, sw["from"])[sweep])
+            s["seeds"] = sw.get("seeds", s["seeds"])
+            s["why"] = sw.get("why")
+        else:
+            s = {**preset["defaults"], **sw, "seeds": preset["seeds"], "preset": name,
+                 "seeds_per_job": preset.get("seeds_per_job"), "checkpoint_every_s": preset["checkpoint_every_s"]}
+        s["label"] = settings_label(family, s)
+        out[sweep] = s
+    return out
 
 
-def run_name(preset_name: str, preset: dict, sweep: str, value: int, T: int) -> str:
-    """A grid point's file below runs/ (and attention/): <preset>/<sweep>/<value>/T<T>-<key>.parquet,
-    the key standing for the point's settings (memcap.keys)."""
-    return f"{preset_name}/{sweep}/{value}/T{T}-{settings_key(preset_name, point_settings(preset, sweep))}.parquet"
+def settings_label(family: dict, settings: dict) -> str:
+    """What a sweep's runs are, for titles, tables and the scorecard: the paper's settings (with how
+    many of the paper's seeds), a quick stand-in (and why it stays one), or a preset of your own."""
+    source, seeds = settings["preset"], len(settings["seeds"])
+    if source == "paper":
+        all_seeds = len(family["paper"]["seeds"])
+        return "paper settings" + (f", {seeds} of the paper's {all_seeds} seeds" if seeds < all_seeds else "")
+    note = scale_note(source)
+    return note + (f" ({settings['why']})" if settings.get("why") else "")
+
+
+def sweep_settings(sweeps: dict[str, dict], sweep: str) -> dict:
+    """The resolved settings of one sweep (`resolve`)."""
+    if sweep not in sweeps:
+        raise ParamsError(f"{FAMILY}.sweeps: no sweep named {sweep!r}; defined: {sorted(sweeps)}")
+    return sweeps[sweep]
+
+
+def seed_groups(settings: dict) -> list[list[int]]:
+    """The seeds of one grid point, cut into jobs of `seeds_per_job` (all in one job when unset).
+    Each group is its own job and file, so adding seeds later trains only the new groups."""
+    seeds, per_job = list(settings["seeds"]), settings.get("seeds_per_job") or len(settings["seeds"])
+    return [seeds[i:i + per_job] for i in range(0, len(seeds), per_job)]
+
+
+def point_settings(settings: dict, seeds: list[int]) -> dict:
+    """What one job's numbers depend on (its rule's params): the sweep settings without the grid lists
+    and bookkeeping (NOT_SETTINGS), with the job's seeds, so adding or changing one value or T reruns
+    only that point, not the whole sweep."""
+    return {**{k: v for k, v in settings.items() if k not in NOT_SETTINGS}, "seeds": list(seeds)}
+
+
+def settings_key_of(settings: dict, seeds: list[int]) -> str:
+    return settings_key(settings["preset"], point_settings(settings, seeds))
+
+
+def seeds_for_key(settings: dict, key: str | None, source: str) -> list[int]:
+    """The seeds of the job whose file name carries `key`; all the sweep's seeds without a key (a job
+    run by hand). A key that stands for none of the sweep's jobs is refused (memcap.keys.check)."""
+    if key is None:
+        return list(settings["seeds"])
+    for seeds in seed_groups(settings):
+        if settings_key_of(settings, seeds) == key:
+            return seeds
+    keys.check(key, settings["preset"], point_settings(settings, settings["seeds"]), source)
+    raise AssertionError("unreachable: keys.check refuses a key of other settings")
+
+
+def run_name(sweeps: dict[str, dict], sweep: str, value: int, T: int, seeds: list[int] | None = None) -> str:
+    """A job's file below runs/ (and attention/): <preset>/<sweep>/<value>/T<T>-<key>.parquet, the
+    preset its settings come from and the key standing for them and its seeds (memcap.keys)."""
+    s = sweep_settings(sweeps, sweep)
+    seeds = seed_groups(s)[0] if seeds is None else seeds
+    return f"{s['preset']}/{sweep}/{value}/T{T}-{settings_key_of(s, seeds)}.parquet"
 
 
 def data_bytes(settings: dict, value: int, T: int) -> int:
@@ -62,14 +130,19 @@ def job_mem_mb(settings: dict, value: int, T: int, class_mem_mb: int) -> int:
     return max(class_mem_mb, math.ceil(1.5 * data_bytes(settings, value, T) / 2 ** 20) + 1024)
 
 
-def grid_points(preset: dict) -> list[tuple[str, int, int]]:
-    """Every (sweep, value, T) of the preset."""
-    return [(name, v, T) for name, sw in preset["sweeps"].items() for v in sw["values"] for T in sw["dataset_sizes"]]
+def grid_points(sweeps: dict[str, dict]) -> list[tuple[str, int, int]]:
+    """Every (sweep, value, T) of a resolved preset."""
+    return [(name, v, T) for name, sw in sweeps.items() for v in sw["values"] for T in sw["dataset_sizes"]]
 
 
-def analysis_sweeps(preset: dict) -> list[str]:
+def jobs(sweeps: dict[str, dict]) -> list[tuple[str, int, int, tuple[int, ...]]]:
+    """Every training job: (sweep, value, T, seeds), one per grid point and seed group."""
+    return [(s, v, T, tuple(g)) for s, v, T in grid_points(sweeps) for g in seed_groups(sweeps[s])]
+
+
+def analysis_sweeps(sweeps: dict[str, dict]) -> list[str]:
     """The saturation sweeps (Fig 3): their jobs also write the max attention weights."""
-    return [name for name in preset["sweeps"] if sweep_settings(preset, name)["analysis"]]
+    return [name for name, s in sweeps.items() if s["analysis"]]
 
 
 def shape(settings: dict, value: int) -> dict:

@@ -209,17 +209,24 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     # done_at changes only at evaluations: read it on the host there, not at every step (on a GPU each
     # read waits for the device)
     running = bool((done_at < 0).any())
-    while step < total and running:
-        train_step(model, data, shuffler, opt, sched, cfg.batch_size, classification)
-        step += 1
-        bar.update(1)
-        if step % cfg.eval_every == 0 or step == total:
-            evaluate_and_record()
-            running = bool((done_at < 0).any())
-            bar.log(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
-            if checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
-                checkpoint_now()
-                last_save = time.monotonic()
+    with ckpt.StopRequest() as stop:
+        while step < total and running:
+            train_step(model, data, shuffler, opt, sched, cfg.batch_size, classification)
+            step += 1
+            bar.update(1)
+            if step % cfg.eval_every == 0 or step == total:
+                evaluate_and_record()
+                running = bool((done_at < 0).any())
+                bar.log(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
+                if checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
+                    checkpoint_now()
+                    last_save = time.monotonic()
+            if stop.requested:   # SIGTERM: keep everything trained so far, then exit as killed
+                if checkpoint_path:
+                    checkpoint_now()
+                print(f"{desc}: stopped by SIGTERM at step {step}/{total}"
+                      f"{'; checkpoint saved' if checkpoint_path else ''}", flush=True)
+                raise SystemExit(ckpt.StopRequest.EXIT_CODE)
     bar.close(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
 
     _refuse_untrained(seeds, best_loss, best_step, done_at, step, cfg)
