@@ -63,6 +63,8 @@ class Project:
         params = memcap_params.load(params_file or self.params_path, {"scale": scale} if scale else None)
         grid = {"mlt_synthetic": mlt_grid, "dpc": dpc_grid, "capacity": capacity_grid}[family]
         name = memcap_params.scale_of(params, family)
+        if family == "mlt_synthetic":   # each sweep resolved (a composite preset takes them from others)
+            return f"results/{family}/{folder}/{grid.run_name(grid.resolve(params[family], name), *point)}"
         return f"results/{family}/{folder}/{grid.run_name(name, memcap_params.preset(params, family), *point)}"
 
     def run(self, *args: str, check: bool = True, env: dict | None = None, timeout: int = 900):

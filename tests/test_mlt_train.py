@@ -187,20 +187,62 @@ def _preset():
                        "dataset_sizes": [16], "analysis": True}}}
 
 
+def _family(**extra):
+    return {"quick": _preset(), **extra}
+
+
 def test_grid_points_and_settings_come_from_the_preset():
     from memcap.errors import ParamsError
     from memcap.mlt_synthetic import grid
 
-    p = _preset()
+    p = grid.resolve(_family(), "quick")
     assert grid.grid_points(p) == [("by_heads", 1, 16), ("by_heads", 1, 32), ("by_heads", 3, 16),
                                    ("by_heads", 3, 32), ("saturation", 2, 16)]
     assert grid.analysis_sweeps(p) == ["saturation"]
     s = grid.sweep_settings(p, "by_heads")
-    assert s["seeds"] == [0, 1] and s["lr"] == 3e-2 and s["vary"] == "heads"
-    assert "values" not in grid.point_settings(p, "by_heads")
+    assert s["seeds"] == [0, 1] and s["lr"] == 3e-2 and s["vary"] == "heads" and s["preset"] == "quick"
+    assert "values" not in grid.point_settings(s, [0, 1]) and "label" not in grid.point_settings(s, [0, 1])
     assert grid.shape(s, 3) == {"heads": 3, "context_size": 3, "head_dim": None}
+    assert grid.seed_groups(s) == [[0, 1]] and len(grid.jobs(p)) == 5
     with pytest.raises(ParamsError, match="no sweep named"):
         grid.sweep_settings(p, "nope")
+
+
+def test_a_composite_preset_reuses_the_runs_of_the_presets_it_takes_sweeps_from():
+    """`{from: paper, seeds: [0, 1]}` is the paper preset's first seed group: same file, same key, so
+    the published runs serve `scale: paper` (which then trains only seeds 2-5), and a quick sweep taken
+    as it is keeps its published file. Labels say what each sweep's settings are."""
+    from memcap.mlt_synthetic import grid
+
+    paper = {**_preset(), "seeds": [0, 1, 2, 3, 4, 5], "seeds_per_job": 2}
+    family = _family(paper=paper, published={"sweeps": {
+        "by_heads": {"from": "paper", "seeds": [0, 1]}, "saturation": {"from": "quick", "why": "too long"}}})
+    pub, full, quick = (grid.resolve(family, n) for n in ("published", "paper", "quick"))
+    assert grid.seed_groups(full["by_heads"]) == [[0, 1], [2, 3], [4, 5]]
+    assert grid.run_name(pub, "by_heads", 3, 16) == grid.run_name(full, "by_heads", 3, 16, [0, 1])
+    assert grid.run_name(pub, "by_heads", 3, 16).startswith("paper/by_heads/3/T16-")
+    assert grid.run_name(pub, "by_heads", 3, 16) != grid.run_name(full, "by_heads", 3, 16, [2, 3])
+    assert grid.run_name(pub, "saturation", 2, 16) == grid.run_name(quick, "saturation", 2, 16)
+    assert len(grid.jobs(pub)) == 5 and len(grid.jobs(full)) == 15
+    assert pub["by_heads"]["label"] == "paper settings, 2 of the paper's 6 seeds"
+    assert full["by_heads"]["label"] == "paper settings"
+    assert pub["saturation"]["label"] == "QUICK STAND-IN: reduced grid (too long)"
+    # a job finds its seeds from its file's key; a key of other settings is refused
+    key = grid.run_name(full, "by_heads", 3, 16, [2, 3]).rsplit("-", 1)[1].removesuffix(".parquet")
+    assert grid.seeds_for_key(full["by_heads"], key, "params.yaml") == [2, 3]
+    with pytest.raises(Exception, match="other settings"):
+        grid.seeds_for_key(pub["by_heads"], key, "params.yaml")
+
+
+def test_a_composite_preset_is_checked_before_anything_runs():
+    from memcap.mlt_synthetic import checks
+
+    bad = {"mlt_synthetic": _family(mine={"sweeps": {"by_heads": {"from": "nope"}, "other": {"from": "quick"}}})}
+    problems = "\n".join(checks.problems(bad))
+    assert "mlt_synthetic.mine.sweeps.by_heads.from: got 'nope'" in problems
+    assert "mlt_synthetic.mine.sweeps.other.from: the preset 'quick' has no sweep 'other'" in problems
+    ok = {"mlt_synthetic": _family(mine={"sweeps": {"saturation": {"from": "quick"}}})}
+    assert not [p for p in checks.problems(ok) if ".mine." in p]
 
 
 def test_grid_module_is_torch_free():
@@ -214,7 +256,7 @@ def test_train_point_rows_and_attention_maxima():
     from memcap.mlt_synthetic import grid
     from memcap.mlt_synthetic.train import attention_maxima, train_point
 
-    s = grid.sweep_settings(_preset(), "by_heads")
+    s = grid.sweep_settings(grid.resolve(_family(), "quick"), "by_heads")
     runs, best, model = train_point(s, 3, 16, "cpu", labels={"family": "f", "sweep": "by_heads"}, progress=False)
     assert list(runs.columns[:4]) == ["family", "sweep", "vary", "x"]
     assert runs["seed"].tolist() == [0, 1] and (runs["heads"] == 3).all() and (runs["head_dim"] == 6).all()

@@ -27,15 +27,30 @@ TRAIN_RULES = {"mlt_synthetic": ["mlt_train", "mlt_train_with_attention"], "dpc"
                "assumptions": ["assumptions_track", "assumptions_digits_vit"]}
 
 
+def folders(family: str, preset: str) -> list[str]:
+    """Where `family`'s runs at `preset` live below runs/ and checkpoints/: the preset's folder, or, for
+    a composite MLT preset (its sweeps taken from others: memcap.mlt_synthetic.grid.resolve), each
+    sweep's folder in the preset it comes from (read from ./params.yaml)."""
+    if family != "mlt_synthetic" or not Path("params.yaml").exists():
+        return [preset]
+    from memcap.mlt_synthetic import grid
+
+    section = memcap_params.read_yaml("params.yaml").get(family, {})
+    if preset not in section or "defaults" in section[preset]:
+        return [preset]
+    return [f"{s['preset']}/{sweep}" for sweep, s in grid.resolve(section, preset).items()]
+
+
 def files(family: str, preset: str) -> list[Path]:
     """The finished results and checkpoints of `family` at `preset` in this project."""
     found: list[Path] = []
-    for folder in ("runs", "attention"):
-        found += sorted(Path("results", family, folder, preset).rglob("*.parquet"))
+    for where in folders(family, preset):
+        for folder in ("runs", "attention"):
+            found += sorted(Path("results", family, folder, where).rglob("*.parquet"))
+        found += sorted(Path("checkpoints", family, where).rglob("*.pt"))
     if family == "theory":   # no run files: its tables are trained in the job, named without the preset
         found += [t for t in sorted(Path("results/theory/tables").glob("*.parquet")) if table_scale(t) == preset]
         found += sorted(Path("checkpoints/theory").glob("*.pt"))
-    found += sorted(Path("checkpoints", family, preset).rglob("*.pt"))
     return found
 
 
@@ -53,7 +68,10 @@ def is_result_at(path: Path, scales: dict[str, str]) -> bool:
     if path.suffix != ".parquet" or not path.exists():
         return False
     family = path.parts[1]
-    return path.parts[3:4] == (scales.get(family),) or (family == "theory" and table_scale(path) == scales.get(family))
+    if family == "theory":
+        return table_scale(path) == scales.get(family)
+    return family in scales and any("/".join(path.parts[3:]).startswith(f"{where}/")
+                                    for where in folders(family, scales[family]))
 
 
 def snapshot(scales: dict[str, str], families: list[str]) -> dict[str, int]:

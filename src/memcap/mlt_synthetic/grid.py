@@ -112,10 +112,11 @@ def run_name(sweeps: dict[str, dict], sweep: str, value: int, T: int, seeds: lis
 
 
 def data_bytes(settings: dict, value: int, T: int) -> int:
-    """Host memory of one job's data: every seed's float32 queries, contexts and labels, built in place
+    """Host memory of one job's data: every seed's (of the job's seed group) float32 queries, contexts and labels, built in place
     (memcap.tasks.mlt_data), plus one chunk of float64 draws and, for random contexts, the contexts an
     evaluation batch gathers with the keys and values computed from them."""
-    shp, d, M = shape(settings, value), settings["input_dim"], len(settings["seeds"])
+    # the seeds of one job: a seed group (every group has at most the first's size)
+    shp, d, M = shape(settings, value), settings["input_dim"], len(seed_groups(settings)[0])
     n, classification = shp["context_size"], settings["task"] == "classification"
     contexts = n * d if settings["context"] == "shared" else T * n * d
     data = M * (4 * (T * d + contexts) + (8 if classification else 4) * T)
