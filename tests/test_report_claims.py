@@ -284,6 +284,18 @@ def test_scales_per_family_name_each_rows_own_scale():
     assert "each row names its own" in title and "rows at quick: QUICK STAND-IN" in title, title
     assert "STAND-IN" not in claims.markdown(claims.scorecard({}, "paper")).splitlines()[0]
 
+def test_a_table_of_sweeps_from_two_presets_gives_each_claim_its_own_rows_scale_and_label():
+    """MLT's published preset: Fig 2a at the paper's settings (2 of 6 seeds) beside a quick Fig 2c. Each row
+    names the scale and settings of the sweep it read, not of the table's first row."""
+    a = head(lambda h: 0.1 * h)["mlt_runs"].assign(scale="paper", scale_label="paper settings, 2 of the paper's 6 seeds")
+    c = dh(lambda d: 0.1 * min(d, 8))["mlt_runs"].assign(scale_label="QUICK STAND-IN: reduced grid (too long)")
+    card = claims.scorecard({"mlt_runs": pd.concat([c, a], ignore_index=True)}, "quick").set_index("claim_id")
+    assert card.loc["mlt_fig2a_linear_H", "scale"] == "paper"
+    assert card.loc["mlt_fig2a_linear_H", "detail"].startswith("[paper settings, 2 of the paper's 6 seeds] ")
+    assert card.loc["mlt_fig2c_no_gain_past_n", "scale"] == "quick"
+    assert card.loc["mlt_fig2c_no_gain_past_n", "detail"].startswith("[QUICK STAND-IN: reduced grid (too long)] ")
+
+
 def test_dropped_points_are_named():
     r = row(head(lambda h: min(0.2 * h, 1.0)), "mlt_fig2a_linear_H")      # H = 8 saturates
     assert "dropped: T=400: H=8 (saturated" in r.detail and r.verdict == REP

@@ -10,6 +10,7 @@ import pandas as pd
 
 from memcap.report import shapes
 from memcap.report.claims import authors
+from memcap.report.claims.common import READ
 from memcap.report.claims.registry import CLAIMS, INPUT_FAMILY
 from memcap.report.verdicts import NOT_RUN, PAPER_CLAIM, PROPERTY, SKIPPED, VERDICTS, NotRun, Skip
 
@@ -19,11 +20,23 @@ COLUMNS = ["claim_id", "kind", "paper", "source", "claim", "test", "accept", "st
 
 
 def _scale(tables: dict, inputs: tuple[str, ...], scale: str | dict[str, str]) -> str:
+    """The claim's scale: that of the rows it read (common.READ), else of its first table's rows,
+    else its family's."""
+    for df in READ:
+        if "scale" in df and df["scale"].nunique() == 1:
+            return str(df["scale"].iloc[0])
     for name in inputs:
         df = tables.get(name)
         if df is not None and "scale" in df and len(df):
             return str(df["scale"].iloc[0])
     return scale if isinstance(scale, str) else scale[INPUT_FAMILY[inputs[0]]]
+
+
+def _labeled(detail: str) -> str:
+    """The detail with what the rows' settings were, where the rows say (MLT: "paper settings, 2 of
+    the paper's 6 seeds", or a quick stand-in and why)."""
+    labels = sorted({lab for df in READ if "scale_label" in df for lab in df["scale_label"].dropna().unique()})
+    return f"[{'; '.join(labels)}] {detail}" if labels else detail
 
 
 def scorecard(tables: dict[str, pd.DataFrame | None], scale: str | dict[str, str]) -> pd.DataFrame:
@@ -35,17 +48,19 @@ def scorecard(tables: dict[str, pd.DataFrame | None], scale: str | dict[str, str
     tables = {name: tables.get(name) for c in CLAIMS for name in c.inputs}   # absent table -> None
     rows = []
     for c in CLAIMS:
+        READ.clear()
         base = {"claim_id": c.claim_id, "kind": c.kind, "paper": c.paper, "source": c.source, "claim": c.claim,
                 "test": c.test, "accept": c.accept.text(), "paper_value": c.paper_value,
-                "paper_source": c.paper_source, "scale": _scale(tables, c.inputs, scale), "inputs": ", ".join(c.inputs)}
+                "paper_source": c.paper_source, "inputs": ", ".join(c.inputs)}
         try:
             o = c.fn(tables)
-            res = {"statistic": o.statistic, "ci_low": o.ci_low, "ci_high": o.ci_high, "detail": o.detail,
-                   "verdict": o.verdict}
+            res = {"statistic": o.statistic, "ci_low": o.ci_low, "ci_high": o.ci_high,
+                   "detail": _labeled(o.detail), "verdict": o.verdict}
         except NotRun as e:
             res = {"detail": str(e), "verdict": NOT_RUN}
         except Skip as e:
             res = {"detail": str(e), "verdict": f"{SKIPPED}: {e}"}
+        base["scale"] = _scale(tables, c.inputs, scale)
         rows.append({"statistic": np.nan, "ci_low": np.nan, "ci_high": np.nan, **base, **res,
                      **_on_authors(c, theirs, res["verdict"])})
     return pd.DataFrame(rows, columns=COLUMNS).astype({"statistic": float, "ci_low": float, "ci_high": float,

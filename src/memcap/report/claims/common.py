@@ -16,6 +16,12 @@ LINEAR = Region(0.75, np.inf)
 FASTER_THAN_LINEAR = 1.25
 
 
+# The rows each claim selected, in order (assemble.scorecard empties it before a claim runs): a table
+# whose sweeps come from different presets (MLT's published one) gives each claim the scale and
+# settings label of the rows it read, not of the table's first row.
+READ: list[pd.DataFrame] = []
+
+
 def _rows(df: pd.DataFrame | None, what: str, **eq) -> pd.DataFrame:
     """Rows of `df` matching every column == value; NotRun when there are none."""
     if df is None:
@@ -24,6 +30,7 @@ def _rows(df: pd.DataFrame | None, what: str, **eq) -> pd.DataFrame:
         df = df[df[k] == v]
     if df.empty:
         raise NotRun(f"{what}: no rows with {eq}")
+    READ.append(df)
     return df
 
 
