@@ -109,3 +109,26 @@ def test_data_draws_are_seeded_and_shaped():
     assert not torch.equal(a.queries[0], a.queries[1])            # seeds differ
     assert a.labels.dtype == torch.long and int(a.labels.max()) < 7
     assert float(a.queries.min()) >= 0 and float(a.queries.max()) < 1
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("heads,head_dim", [(1, 8), (3, 4), (9, 8)])   # H < d, d_h < d, H > d
+def test_the_hand_written_shared_context_gradient_is_the_reference_gradient(task, heads, head_dim):
+    """The training step's gradient (memcap.models.mlt_shared_grad) equals the original full-attention
+    model's autograd gradient of each model's mean loss, per model, to float64 rounding."""
+    from memcap.models.mlt_shared_grad import shared_context_grads
+
+    data = _data("shared", M=3, T=16, task=task)
+    out_dim = 7 if task == "classification" else 1
+    fast = MLTAttention([0, 1, 2], input_dim=8, heads=heads, context_size=5, head_dim=head_dim,
+                        out_dim=out_dim).double()
+    labels = data.labels if task == "classification" else data.labels.double()
+    shared_context_grads(fast, data.queries.double(), data.contexts.double(), labels, task == "classification")
+    for m in range(3):
+        ref = ReferenceMLTAttention(fast, m).double()
+        out = ref(_full_input(data, m).double())
+        loss = F.cross_entropy(out, labels[m]) if task == "classification" else F.mse_loss(out[:, 0], labels[m])
+        loss.backward()
+        for name, p in fast.named_parameters():
+            torch.testing.assert_close(p.grad[m], getattr(ref, name).grad, rtol=0, atol=1e-12)
+

@@ -27,6 +27,7 @@ from memcap.errors import TrainingFailed
 from memcap.mlt_synthetic.grid import EVAL_BATCH, shape
 from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
+from memcap.models.mlt_shared_grad import shared_context_grads
 from memcap.progress import Progress
 from memcap.runtime import pick_device
 from memcap.tasks.mlt_data import MLTData, make_data
@@ -138,9 +139,12 @@ def train_step(model: MLTAttention, data: MLTData, shuffler: _Shuffler, opt, sch
                classification: bool) -> None:
     """One optimizer step of every model on its next batch (no host sync: nothing is read back)."""
     q, c, y = data.batch(shuffler.next(batch_size))
-    loss = _example_loss(model(q, c), y, classification).sum(1)      # no accuracy or bits: not read here
-    opt.zero_grad(set_to_none=True)
-    (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
+    if c.dim() == 3:   # shared context: the same gradient without autograd's per-node cost
+        shared_context_grads(model, q, c, y, classification)
+    else:
+        loss = _example_loss(model(q, c), y, classification).sum(1)  # no accuracy or bits: not read here
+        opt.zero_grad(set_to_none=True)
+        (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
     opt.step()
     sched.step()
 

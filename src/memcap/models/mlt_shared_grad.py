@@ -1,0 +1,71 @@
+"""The training gradient of MLTAttention with a shared context, written out by hand.
+
+With one context for every example, a training step is a handful of small GEMMs (at H = 1 about 19
+MFLOP), and autograd's bookkeeping of ~60 small nodes costs several times their arithmetic. This is the
+same loss and the same gradient, computed in the order the forward needs them (the derivation is the
+chain rule through the model's docstring; tests/test_mlt_model.py checks it against autograd to float
+rounding). Only the training step uses it; evaluation and random contexts keep the module's forward.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from memcap.models.mlt_attention import MLTAttention
+
+
+@torch.no_grad()
+def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: torch.Tensor,
+                         labels: torch.Tensor, classification: bool) -> None:
+    """Set every parameter's .grad to the gradient of Σ_m mean_b loss_m (the trainer's objective).
+
+    queries (M, B, d), context (M, n, d) shared by the batch, labels (M, B): class indices, or targets
+    for the squared error of the first output."""
+    m = model
+    M, B, d = queries.shape
+    H, n, dh = m.heads, m.context_size, m.head_dim
+    scale = 1 / math.sqrt(d)
+
+    # forward (as MLTAttention.forward, shared context), keeping what the backward reads
+    q = torch.baddbmm(m.emb_b[:, None, :], queries, m.emb_w) + m.pe[0]           # (M, B, d)
+    e = torch.baddbmm(m.emb_b[:, None, :], context, m.emb_w) + m.pe[1:n + 1]     # (M, n, d)
+    kq = torch.matmul(e[:, None], m.w_k)                                         # (M, H, n, dh)
+    keys = torch.matmul(kq, m.w_q.transpose(2, 3)).reshape(M, H * n, d)          # (M, Hn, d)
+    alpha = torch.bmm(q, keys.transpose(1, 2)).mul_(scale).view(M, B, H, n).softmax(-1)
+    values = torch.bmm(e, m.w_v.transpose(1, 2))                                 # (M, n, H)
+    heads = (alpha * values.transpose(1, 2)[:, None]).sum(-1)                    # (M, B, H)
+    # W_O then W_D is one H x C map: formed once a step, it spares the (B x d)(d x C) product per
+    # example whenever H < d (every paper sweep)
+    readout = torch.bmm(m.w_o, m.dec_w)                                          # (M, H, C)
+    out = torch.baddbmm(m.dec_b[:, None, :], heads, readout)                     # (M, B, C)
+
+    # d(mean loss)/d(out)
+    if classification:
+        g_out = out.softmax(-1)
+        g_out.scatter_add_(-1, labels[..., None], torch.full_like(g_out[..., :1], -1.0))
+    else:
+        g_out = torch.zeros_like(out)
+        g_out[..., 0] = 2 * (out[..., 0] - labels)
+    g_out.div_(B)
+
+    m.dec_b.grad = g_out.sum(1)
+    g_readout = torch.bmm(heads.transpose(1, 2), g_out)                          # (M, H, C)
+    m.dec_w.grad = torch.bmm(m.w_o.transpose(1, 2), g_readout)
+    m.w_o.grad = torch.bmm(g_readout, m.dec_w.transpose(1, 2))
+    g_heads = torch.bmm(g_out, readout.transpose(1, 2))                          # (M, B, H)
+    g_alpha = g_heads[..., None] * values.transpose(1, 2)[:, None]               # (M, B, H, n)
+    g_values = torch.einsum("mbh,mbhn->mnh", g_heads, alpha)                     # (M, n, H)
+    g_s = alpha * (g_alpha - (g_alpha * alpha).sum(-1, keepdim=True))
+    g_s = g_s.view(M, B, H * n).mul_(scale)                                      # d/d(logits)
+    g_q = torch.bmm(g_s, keys)                                                   # (M, B, d)
+    g_keys = torch.bmm(g_s.transpose(1, 2), q).view(M, H, n, d)
+    m.w_q.grad = torch.matmul(g_keys.transpose(2, 3), kq)                        # (M, H, d, dh)
+    g_kq = torch.matmul(g_keys, m.w_q)                                           # (M, H, n, dh)
+    m.w_k.grad = torch.matmul(e[:, None].transpose(2, 3), g_kq)                  # (M, H, d, dh)
+    g_e = torch.matmul(g_kq, m.w_k.transpose(2, 3)).sum(1)                       # (M, n, d)
+    g_e.baddbmm_(g_values, m.w_v)
+    m.w_v.grad = torch.bmm(g_values.transpose(1, 2), e)
+    m.emb_w.grad = torch.bmm(queries.transpose(1, 2), g_q).baddbmm_(context.transpose(1, 2), g_e)
+    m.emb_b.grad = g_q.sum(1) + g_e.sum(1)
