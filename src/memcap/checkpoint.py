@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from memcap.provenance import pin
 from memcap.results import atomic_path
 
 
@@ -24,7 +25,12 @@ _FRAME = "__memcap_dataframe__"
 
 
 def fingerprint(config: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """The run's config and the code that trains it (commit and any code difference: memcap.provenance):
+    a checkpoint made by other code is not resumed, so a result never mixes two versions of the trainer
+    under one provenance (the job then starts afresh)."""
+    state = pin()
+    code = {"commit": state["commit"], "diff": state["code_diff_sha256"]}
+    return hashlib.sha256(json.dumps({**config, "code": code}, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _plain(obj: Any) -> Any:
@@ -68,7 +74,10 @@ def load(path: str | os.PathLike | None, config: dict[str, Any]) -> dict[str, An
     except Exception as err:   # truncated, or not ours: start afresh (and overwrite it) rather than fail
         print(f"checkpoint {path} cannot be read ({type(err).__name__}); training starts afresh", flush=True)
         return None
-    return _restore(blob["state"]) if blob.get("fingerprint") == fingerprint(config) else None
+    if blob.get("fingerprint") != fingerprint(config):
+        print(f"checkpoint {path} is of other settings or other code; training starts afresh", flush=True)
+        return None
+    return _restore(blob["state"])
 
 
 def remove(path: str | os.PathLike | None) -> None:

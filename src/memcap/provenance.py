@@ -42,10 +42,26 @@ def _git(repo, *args: str, binary: bool = False):
     return out.stdout
 
 
+_PINNED: dict[str, Any] | None = None
+
+
+def pin() -> dict[str, Any]:
+    """This process's code: read once, when the job starts (memcap.cli.main), and returned ever after.
+    A job that trains for hours while the checkout moves on records the code it ran, not the code it
+    found when it finished."""
+    global _PINNED
+    if _PINNED is None:
+        _PINNED = code_state()
+    return _PINNED
+
+
 def code_state(repo: str | os.PathLike | None = None) -> dict[str, Any]:
     """The commit of the working tree, every tracked file that differs from it, which of those (plus
     untracked files under src/ and workflow/) can change a result, and a SHA-256 of that difference
-    (None when there is none). {'commit': 'unknown'} outside git."""
+    (None when there is none). {'commit': 'unknown'} outside git. In a process that pinned its code
+    (`pin`), that state."""
+    if repo is None and _PINNED is not None:
+        return _PINNED
     repo = repo or Path(__file__).resolve().parent
     try:
         commit = _git(repo, "rev-parse", "HEAD").strip()
