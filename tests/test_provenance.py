@@ -181,3 +181,24 @@ def test_the_report_table_names_each_familys_commits_and_whether_the_code_differ
     assert code["b" * 12 + "-dirty"].startswith("differed; explained")
     assert code["c" * 12 + "-dirty"] == "differed; 1 of 1 files not explained"
     assert "| dpc" in provenance_table.markdown(df)
+
+
+@pytest.mark.e2e
+def test_a_job_keeps_the_code_it_started_with_and_resumes_only_its_own_checkpoints(project):
+    """A job pins its code when it starts: an edit to the checkout while it trains does not change what
+    it records. A checkpoint made by one version of the code is not resumed by another (the job starts
+    afresh), and is resumed again once the code is back."""
+    ih.git_commit_all(project)
+    head = project.run("git", "rev-parse", "HEAD").stdout.strip()
+    env = ih.code_env(project.root)
+    started = ("from pathlib import Path; from memcap import checkpoint, provenance; provenance.pin(); "
+               "Path('src/memcap/bounds.py').open('a').write('# edited while the job runs\\n'); "
+               "s = provenance.code_state(); print(s['commit'], len(s['code_differs'])); "
+               "checkpoint.save('ck.pt', {'step': 7}, {'run': 1})")
+    out = project.run("python", "-c", started, env=env).stdout.split()
+    assert out == [head, "0"]                                  # the code it started with: clean
+    load = "from memcap import checkpoint; print(checkpoint.load('ck.pt', {'run': 1}))"
+    other = project.run("python", "-c", load, env=env).stdout
+    assert "other code" in other and other.strip().endswith("None")
+    project.run("git", "checkout", "--", "src/memcap/bounds.py")
+    assert project.run("python", "-c", load, env=env).stdout.strip().endswith("{'step': 7}")
