@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from memcap import params as memcap_params
-from memcap import provenance, results
+from memcap import results
+from memcap.provenance import pin as pin_code   # not `provenance`: the name of the CLI submodule
 from memcap.errors import TrainingFailed
 
 # One module per family, in the order of the pipeline; each adds its commands.
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
         # how to run it again by hand (the environment that names the params file does not paste)
         print(f"memcap: params {Path(args.params).resolve()}\nmemcap: rerun this job with: {rerun}", file=sys.stderr,
               flush=True)
-    provenance.pin()   # the code this job runs, before it runs (results and checkpoints name it)
+    pin_code()   # the code this job runs, before it runs (results and checkpoints name it)
     try:
         args.func(args)
     except (memcap_params.ParamsError, TrainingFailed, results.UnreadableResult) as e:
