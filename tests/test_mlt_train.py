@@ -237,12 +237,15 @@ def test_a_composite_preset_reuses_the_runs_of_the_presets_it_takes_sweeps_from(
 def test_a_composite_preset_is_checked_before_anything_runs():
     from memcap.mlt_synthetic import checks
 
-    bad = {"mlt_synthetic": _family(mine={"sweeps": {"by_heads": {"from": "nope"}, "other": {"from": "quick"}}})}
+    bad = {"scale": {"default": "quick", "mlt_synthetic": "mine"},
+           "mlt_synthetic": _family(mine={"sweeps": {"by_heads": {"from": "nope"}, "other": {"from": "quick"}}})}
     problems = "\n".join(checks.problems(bad))
     assert "mlt_synthetic.mine.sweeps.by_heads.from: got 'nope'" in problems
     assert "mlt_synthetic.mine.sweeps.other.from: the preset 'quick' has no sweep 'other'" in problems
-    ok = {"mlt_synthetic": _family(mine={"sweeps": {"saturation": {"from": "quick"}}})}
+    ok = {"scale": "mine", "mlt_synthetic": _family(mine={"sweeps": {"saturation": {"from": "quick"}}})}
     assert not [p for p in checks.problems(ok) if ".mine." in p]
+    unused = {**bad, "scale": "quick"}        # a composite preset that is not selected is not checked
+    assert not [p for p in checks.problems(unused) if ".mine." in p]
 
 
 def test_grid_module_is_torch_free():

@@ -13,9 +13,12 @@ KNOWN_SWEEPS = ("regress_scale_ctx_size", "regress_scale_ctx_size_shared", "regr
 
 def problems(params: dict) -> list[str]:
     out, family = [], params.get(FAMILY) or {}
+    scale = params.get("scale")
+    active = scale.get(FAMILY, scale.get("default")) if isinstance(scale, dict) else scale
     for scale, p in family.items():
         if "defaults" not in p:   # a composite preset: each sweep from a full preset that defines it
-            for name, sw in p.get("sweeps", {}).items():
+            # checked when selected: trimming quick's sweeps for a test grid must not break an unused one
+            for name, sw in (p.get("sweeps", {}) if scale == active else {}).items():
                 src = family.get(sw.get("from"))
                 key = f"{FAMILY}.{scale}.sweeps.{name}.from"
                 full = sorted(k for k, v in family.items() if "defaults" in v)
