@@ -187,7 +187,7 @@ def test_the_report_table_names_each_familys_commits_and_whether_the_code_differ
 def test_a_job_keeps_the_code_it_started_with_and_resumes_only_its_own_checkpoints(project):
     """A job pins its code when it starts: an edit to the checkout while it trains does not change what
     it records. A checkpoint made by one version of the code is not resumed by another (the job starts
-    afresh), and is resumed again once the code is back."""
+    afresh), and is resumed again once the code is back, also after a commit of docs only."""
     ih.git_commit_all(project)
     head = project.run("git", "rev-parse", "HEAD").stdout.strip()
     env = ih.code_env(project.root)
@@ -201,4 +201,8 @@ def test_a_job_keeps_the_code_it_started_with_and_resumes_only_its_own_checkpoin
     other = project.run("python", "-c", load, env=env).stdout
     assert "other code" in other and other.strip().endswith("None")
     project.run("git", "checkout", "--", "src/memcap/bounds.py")
+    assert project.run("python", "-c", load, env=env).stdout.strip().endswith("{'step': 7}")
+    with open(project.root / "README.md", "a") as f:   # a commit of docs only: the same code
+        f.write("a note\n")
+    ih.git_commit_all(project)
     assert project.run("python", "-c", load, env=env).stdout.strip().endswith("{'step': 7}")

@@ -25,11 +25,12 @@ _FRAME = "__memcap_dataframe__"
 
 
 def fingerprint(config: dict[str, Any]) -> str:
-    """The run's config and the code that trains it (commit and any code difference: memcap.provenance):
-    a checkpoint made by other code is not resumed, so a result never mixes two versions of the trainer
-    under one provenance (the job then starts afresh)."""
+    """The run's config and the code that trains it (the committed src/ and workflow/ trees and any
+    uncommitted code difference: memcap.provenance): a checkpoint made by other code is not resumed, so
+    a result never mixes two versions of the trainer (the job then starts afresh); a commit that
+    changes only docs or results keeps it."""
     state = pin()
-    code = {"commit": state["commit"], "diff": state["code_diff_sha256"]}
+    code = {"trees": state.get("code_trees", state["commit"]), "diff": state["code_diff_sha256"]}
     return hashlib.sha256(json.dumps({**config, "code": code}, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -78,8 +78,12 @@ def code_state(repo: str | os.PathLike | None = None) -> dict[str, Any]:
         for p in untracked:   # a new module the diff does not show
             h.update(p.encode() + b"\0" + Path(root, p).read_bytes())
         digest = h.hexdigest()
+    try:   # the code's own identity: a commit of docs or results keeps it
+        trees = _git(root, "rev-parse", *[f"HEAD:{d}" for d in CODE_DIRS]).split()
+    except subprocess.CalledProcessError:
+        trees = [commit]
     return {"commit": commit, "differs": differs + [f"{p} (untracked)" for p in untracked],
-            "code_differs": code + untracked, "code_diff_sha256": digest}
+            "code_differs": code + untracked, "code_diff_sha256": digest, "code_trees": trees}
 
 
 def commit_label(state: dict[str, Any]) -> str:
