@@ -33,6 +33,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from peak import sgemm_gflops, sync  # benchmarks/peak.py
 
 from memcap import params as memcap_params
+from memcap.lean_adam import LeanAdam
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_reference import ReferenceMLTAttention
 from memcap.mlt_synthetic import grid
@@ -71,7 +72,7 @@ def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, t
     data = make_data(seeds, dataset_size=T, context_size=n, input_dim=D, context=context, task=task,
                      num_classes=CLASSES).to(DEVICE)
     model = MLTAttention(seeds, D, heads, n, head_dim=head_dim, out_dim=CLASSES if classification else 1).to(DEVICE)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=True)   # as memcap.mlt_synthetic.train.train
+    opt = LeanAdam(model.parameters(), lr=1e-3)   # as memcap.mlt_synthetic.train.train
     sched = warmup_cosine(opt, 10 ** 7)
     shuffler = _Shuffler(seeds, T, DEVICE)
     return model, data, lambda: train_step(model, data, shuffler, opt, sched, BATCH, classification)

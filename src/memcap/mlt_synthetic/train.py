@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from memcap import checkpoint as ckpt
 from memcap.errors import TrainingFailed
+from memcap.lean_adam import LeanAdam
 from memcap.mlt_synthetic.grid import EVAL_BATCH, shape
 from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
@@ -155,7 +156,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     device = data.queries.device
     M, T = len(seeds), data.size
     total = mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, fused=True)   # one kernel for every parameter
+    opt = LeanAdam(model.parameters(), lr=cfg.lr)   # torch's fused Adam: one kernel for every parameter
     sched = warmup_cosine(opt, total)
     shuffler = _Shuffler(seeds, T, device)
     best_loss = torch.full((M,), float("inf"), dtype=torch.float64, device=device)

@@ -29,13 +29,22 @@ def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: to
     scale = 1 / math.sqrt(d)
 
     # forward (as MLTAttention.forward, shared context), keeping what the backward reads
-    q = torch.baddbmm(m.emb_b[:, None, :], queries, m.emb_w) + m.pe[0]           # (M, B, d)
     e = torch.baddbmm(m.emb_b[:, None, :], context, m.emb_w) + m.pe[1:n + 1]     # (M, n, d)
     kq = torch.matmul(e[:, None], m.w_k)                                         # (M, H, n, dh)
     keys = torch.matmul(kq, m.w_q.transpose(2, 3)).reshape(M, H * n, d)          # (M, Hn, d)
-    alpha = torch.bmm(q, keys.transpose(1, 2)).mul_(scale).view(M, B, H, n).softmax(-1)
-    values = torch.bmm(e, m.w_v.transpose(1, 2))                                 # (M, n, H)
-    heads = (alpha * values.transpose(1, 2)[:, None]).sum(-1)                    # (M, B, H)
+    # The embedded query enters only the logits, q·K^T = x·(W_emb K^T) + (b_emb + pe_0)·K^T: with
+    # fewer logits per example than d (H·n < d, e.g. H = 1) the raw query meets W_emb·K^T directly
+    fold = H * n < d
+    q0 = (m.emb_b + m.pe[0])[:, None, :]                                         # (M, 1, d)
+    if fold:
+        emb_keys = torch.bmm(m.emb_w, keys.transpose(1, 2))                     # (M, d, Hn)
+        logits = torch.baddbmm(torch.bmm(q0, keys.transpose(1, 2)), queries, emb_keys)
+    else:
+        q = torch.baddbmm(q0, queries, m.emb_w)                                  # (M, B, d)
+        logits = torch.bmm(q, keys.transpose(1, 2))
+    alpha = logits.mul_(scale).view(M, B, H, n).softmax(-1)
+    values = torch.bmm(m.w_v, e.transpose(1, 2))                                 # (M, H, n): v per head
+    heads = (alpha * values[:, None]).sum(-1)                                    # (M, B, H)
     # W_O then W_D is one H x C map: formed once a step, it spares the (B x d)(d x C) product per
     # example whenever H < d (every paper sweep)
     readout = torch.bmm(m.w_o, m.dec_w)                                          # (M, H, C)
@@ -55,17 +64,28 @@ def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: to
     m.dec_w.grad = torch.bmm(m.w_o.transpose(1, 2), g_readout)
     m.w_o.grad = torch.bmm(g_readout, m.dec_w.transpose(1, 2))
     g_heads = torch.bmm(g_out, readout.transpose(1, 2))                          # (M, B, H)
-    g_alpha = g_heads[..., None] * values.transpose(1, 2)[:, None]               # (M, B, H, n)
-    g_values = torch.einsum("mbh,mbhn->mnh", g_heads, alpha)                     # (M, n, H)
-    g_s = alpha * (g_alpha - (g_alpha * alpha).sum(-1, keepdim=True))
-    g_s = g_s.view(M, B, H * n).mul_(scale)                                      # d/d(logits)
-    g_q = torch.bmm(g_s, keys)                                                   # (M, B, d)
-    g_keys = torch.bmm(g_s.transpose(1, 2), q).view(M, H, n, d)
+    g_values = (g_heads[..., None] * alpha).sum(1)                               # (M, H, n)
+    # through the softmax: g_α = g_head·v, and Σ_j g_α,j α_j = g_head·head, so
+    # d/d(logits) = α ⊙ g_head (v − head), scaled by 1/sqrt(d)
+    g_s = (values[:, None] - heads[..., None]).mul_(g_heads[..., None] * scale).mul_(alpha)
+    g_s = g_s.view(M, B, H * n)
+    if fold:
+        g_emb_keys = torch.bmm(queries.transpose(1, 2), g_s)                    # (M, d, Hn)
+        g_q0 = g_s.sum(1, keepdim=True)                                          # (M, 1, Hn)
+        g_keys = (torch.bmm(g_emb_keys.transpose(1, 2), m.emb_w)
+                  .baddbmm_(g_q0.transpose(1, 2), q0).view(M, H, n, d))
+        g_emb_w_query = torch.bmm(g_emb_keys, keys)                              # (M, d, d)
+        g_emb_b_query = torch.bmm(g_q0, keys)[:, 0]                              # (M, d)
+    else:
+        g_q = torch.bmm(g_s, keys)                                               # (M, B, d)
+        g_keys = torch.bmm(g_s.transpose(1, 2), q).view(M, H, n, d)
+        g_emb_w_query = torch.bmm(queries.transpose(1, 2), g_q)
+        g_emb_b_query = g_q.sum(1)
     m.w_q.grad = torch.matmul(g_keys.transpose(2, 3), kq)                        # (M, H, d, dh)
     g_kq = torch.matmul(g_keys, m.w_q)                                           # (M, H, n, dh)
     m.w_k.grad = torch.matmul(e[:, None].transpose(2, 3), g_kq)                  # (M, H, d, dh)
     g_e = torch.matmul(g_kq, m.w_k.transpose(2, 3)).sum(1)                       # (M, n, d)
-    g_e.baddbmm_(g_values, m.w_v)
-    m.w_v.grad = torch.bmm(g_values.transpose(1, 2), e)
-    m.emb_w.grad = torch.bmm(queries.transpose(1, 2), g_q).baddbmm_(context.transpose(1, 2), g_e)
-    m.emb_b.grad = g_q.sum(1) + g_e.sum(1)
+    g_e.baddbmm_(g_values.transpose(1, 2), m.w_v)
+    m.w_v.grad = torch.bmm(g_values, e)
+    m.emb_w.grad = g_emb_w_query.baddbmm_(context.transpose(1, 2), g_e)
+    m.emb_b.grad = g_emb_b_query + g_e.sum(1)
