@@ -189,3 +189,20 @@ def test_summary_markdown_and_figure_names():
     assert [c.strip() for c in row.strip("|").split("|")][:4] == ["shared", "2", "2", "2"]
     assert figures.FIGURES == ("construct", "capacity", "rank_bounds", "fig3")
     assert set(aggregate.TABLES) == {"construct", "gd", "trained_ranks", "rank_bounds", "saturation", "summary"}
+
+
+def test_fig3_shows_each_runs_train_accuracy_beside_app_h_only_at_its_setting():
+    """App. H: at d = 64, n = 32 gradient descent memorizes ≈550 (H = 4) and ≈1300 (H = 8) examples
+    perfectly. Fig 3 states each run's train accuracy and, for a run at that setting, the paper's count;
+    a run at other d or n (a quick stand-in) gets no paper number."""
+    from memcap.theory.figures import _accuracy_note
+
+    runs = pd.DataFrame({"sweep": ["a", "a", "b", "b"], "heads": [4, 4, 4, 4], "dataset_size": [550, 550, 350, 350],
+                         "seed": [0, 1, 0, 1], "mem_acc": [1.0, 0.99, 0.8, 0.9],
+                         "input_dim": [64, 64, 16, 16], "context_size": [32, 32, 8, 8]})
+    acc = saturation.train_accuracy(runs).set_index("sweep")
+    assert acc.loc["a", "train_acc"] == pytest.approx(0.995) and acc.loc["a", "paper_perfect_T"] == 550
+    assert np.isnan(acc.loc["b", "paper_perfect_T"])
+    note = _accuracy_note(acc.reset_index(), "a", 4, 550)
+    assert "train acc 0.995 (2 seeds)" in note and "memorizes ≈550 perfectly" in note
+    assert "App. H" not in _accuracy_note(acc.reset_index(), "b", 4, 350)

@@ -16,6 +16,7 @@ MLT_ANALYSIS = mlt_grid.analysis_sweeps(MLT_SWEEPS)
 MLT_NAMES = {job: mlt_grid.run_name(MLT_SWEEPS, *job) for job in mlt_grid.jobs(MLT_SWEEPS)}
 MLT_RUNS = [f"{MLT}/runs/{name}" for name in MLT_NAMES.values()]
 MLT_ATTENTION = [f"{MLT}/attention/{name}" for job, name in MLT_NAMES.items() if job[0] in MLT_ANALYSIS]
+MLT_ATTENTION_RUNS = [f"{MLT}/runs/{name}" for job, name in MLT_NAMES.items() if job[0] in MLT_ANALYSIS]
 MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
 # A training job's memory: its class's request, or more when its data needs it (memcap.mlt_synthetic.grid.job_mem_mb).
 MLT_TRAIN_MEM_MB = lambda w: mlt_grid.job_mem_mb(  # noqa: E731

@@ -107,6 +107,7 @@ rule theory_figures:
         rank_bounds=TH_TABLE["rank_bounds"],
         trained_ranks=TH_TABLE["trained_ranks"],
         attention=MLT_ATTENTION,
+        attention_runs=MLT_ATTENTION_RUNS,
     output:
         in_report(TH_FIGURES, "theory"),
     log:
@@ -118,4 +119,4 @@ rule theory_figures:
     shell:
         "memcap theory figures --construct {input.construct} --gd {input.gd} "
         "--rank-bounds {input.rank_bounds} --trained-ranks {input.trained_ranks} --attention {input.attention} "
-        "--figures {output} > {log} 2>&1"
+        "--attention-runs {input.attention_runs} --figures {output} > {log} 2>&1"

@@ -44,6 +44,8 @@ def register(sub) -> None:
     add_params_args(p)
     _table_args(p)
     p.add_argument("--attention", nargs="*", default=[], help="the MLT attention Parquets (Fig 3)")
+    p.add_argument("--attention-runs", nargs="*", default=[],
+                   help="the run Parquets of those jobs (Fig 3 shows their train accuracy beside App. H's)")
     p.add_argument("--figures", nargs="+", required=True,
                    help="output paths; the file stem names the figure (construct, capacity, rank_bounds, fig3)")
     p.set_defaults(func=_figures)
@@ -164,6 +166,10 @@ def _figures(args) -> None:
     preset = memcap_params.preset(params, FAMILY)
     tables = _read_tables(args)
     tables["attention"] = results.read_parquet(args.attention)
+    if args.attention_runs:
+        from memcap.theory.saturation import train_accuracy
+
+        tables["attention_accuracy"] = train_accuracy(results.read_parquet(args.attention_runs))
     for name, paths in results.by_stem(args.figures).items():
         if name == "fig3" and tables["attention"].empty:
             raise SystemExit("theory figures: fig3 needs --attention Parquets (an MLT sweep with analysis: true)")

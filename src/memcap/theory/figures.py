@@ -91,10 +91,12 @@ def draw_rank_bounds(bounds: pd.DataFrame, label: str = "") -> Figure:
     return fig
 
 
-def draw_fig3(att: pd.DataFrame, threshold: float, examples_shown: int, label: str = "") -> Figure:
+def draw_fig3(att: pd.DataFrame, threshold: float, examples_shown: int, label: str = "",
+              accuracy: pd.DataFrame | None = None) -> Figure:
     """MLT Fig 3 from the attention rows; one row of three panels per run, largest H on top:
     (a) saturation map, head × first `examples_shown` examples (first seed); (b) histogram over
-    examples of the number of saturated heads; (c) histogram of max attention over (example, head)."""
+    examples of the number of saturated heads; (c) histogram of max attention over (example, head).
+    accuracy (saturation.train_accuracy): each run's train accuracy beside App. H's number."""
     runs = att[saturation.RUN_KEYS].drop_duplicates().sort_values("heads", ascending=False).to_numpy().tolist()
     fig, axes = plt.subplots(len(runs), 3, figsize=(13, 3.2 * len(runs)), squeeze=False,
                              gridspec_kw={"width_ratios": [1.6, 1, 1]})
@@ -106,7 +108,8 @@ def draw_fig3(att: pd.DataFrame, threshold: float, examples_shown: int, label: s
                 .pivot(index="head", columns="example", values="max_attention") > threshold)
         sns.heatmap(grid.astype(int), ax=row[0], cmap=["#f0f0f0", "#c0392b"], vmin=0, vmax=1, cbar=False,
                     linewidths=0.5, linecolor="white")
-        row[0].set(title=f"H={H}, T={T}: saturated (max α > {threshold}) red", xlabel="example", ylabel="head")
+        row[0].set(title=f"H={H}, T={T}: saturated (max α > {threshold}) red" + _accuracy_note(accuracy, sweep, H, T),
+                   xlabel="example", ylabel="head")
         ex = ex_all[(ex_all["sweep"] == sweep) & (ex_all["heads"] == H) & (ex_all["dataset_size"] == T)]
         sns.histplot(ex["saturated_heads"], discrete=True, ax=row[1], color="#34495e")
         row[1].set(title="saturated heads per example", xlabel="# saturated heads", xlim=(-0.5, H + 0.5))
@@ -116,6 +119,18 @@ def draw_fig3(att: pd.DataFrame, threshold: float, examples_shown: int, label: s
     fig.suptitle("MLT Fig 3: softmax saturation of trained heads" + (f" ({label})" if label else ""))
     fig.tight_layout()
     return fig
+
+
+def _accuracy_note(accuracy: pd.DataFrame | None, sweep: str, H: int, T: int) -> str:
+    """'\ntrain acc 0.998 (2 seeds); App. H: H=4 memorizes ≈550 perfectly' for a run at App. H's setting."""
+    if accuracy is None:
+        return ""
+    r = accuracy[(accuracy.sweep == sweep) & (accuracy.heads == H) & (accuracy.dataset_size == T)]
+    if r.empty:
+        return ""
+    r = r.iloc[0]
+    paper = f"; App. H (authors): H={H} memorizes ≈{int(r.paper_perfect_T)} perfectly" if pd.notna(r.paper_perfect_T) else ""
+    return f"\ntrain acc {r.train_acc:.3f} ({int(r.seeds)} seeds){paper}"
 
 
 def draw(name: str, tables: dict, sat_settings: dict, label: str = "") -> Figure:
@@ -128,5 +143,6 @@ def draw(name: str, tables: dict, sat_settings: dict, label: str = "") -> Figure
         bounds = pd.concat([tables["rank_bounds"], tables["trained_ranks"]], ignore_index=True)
         return draw_rank_bounds(bounds, label)
     if name == "fig3":
-        return draw_fig3(tables["attention"], sat_settings["threshold"], sat_settings["examples_shown"], label)
+        return draw_fig3(tables["attention"], sat_settings["threshold"], sat_settings["examples_shown"], label,
+                         tables.get("attention_accuracy"))
     raise ValueError(f"unknown theory figure {name!r}; the family draws {FIGURES}")

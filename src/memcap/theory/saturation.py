@@ -13,6 +13,22 @@ import pandas as pd
 
 RUN_KEYS = ["sweep", "heads", "dataset_size"]
 
+# MLT App. H, the paper's own numbers beside Fig 3: gradient descent at d = 64, n = 32 (shared context)
+# memorizes "around" this many examples perfectly, per H; Fig 3's runs train at exactly these T.
+APP_H_PERFECT = {4: 550, 8: 1300}
+APP_H_SETTING = {"input_dim": 64, "context_size": 32}
+
+
+def train_accuracy(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per saturation run (sweep, H, T): the seeds' mean train accuracy and, where the run is at App. H's
+    setting, the paper's perfectly-memorized count for that H (NaN elsewhere)."""
+    acc = runs.groupby(RUN_KEYS, as_index=False).agg(
+        train_acc=("mem_acc", "mean"), seeds=("seed", "nunique"), input_dim=("input_dim", "first"),
+        context_size=("context_size", "first"))
+    at_setting = (acc.input_dim == APP_H_SETTING["input_dim"]) & (acc.context_size == APP_H_SETTING["context_size"])
+    acc["paper_perfect_T"] = acc.heads.map(APP_H_PERFECT).where(at_setting)
+    return acc
+
 
 def per_example(att: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """Saturated heads per (run, seed, example)."""
