@@ -148,14 +148,29 @@ def _folder_labels(root: Path) -> dict[str, int]:
     return out
 
 
+def _fit(image: "Image.Image", size: int, fit: str) -> np.ndarray:
+    """size x size pixels: a bilinear resize (the reference's, from full-size ImageNet files), or the
+    central crop of a file already near that size. A second resampling of an already downscaled file
+    blurs it, and the Kruskal ranks follow the detail left: on the 227-px sample, Random Attention's
+    estimate is 194 resized, 221 cropped (1000 subsets; docs/faithfulness.md)."""
+    if fit == "center_crop":
+        w, h = image.size
+        if w < size or h < size:
+            raise ValueError(f"center_crop: an image of {w}x{h} is smaller than {size}x{size}; use fit: resize")
+        left, top = (w - size) // 2, (h - size) // 2
+        return np.asarray(image.crop((left, top, left + size, top + size)))
+    return np.asarray(image.resize((size, size), Image.BILINEAR))
+
+
 class ImageFolder:
     """An ImageNet-style folder root/<wnid>/*.{JPEG,jpg,png}, or a flat root/*.JPEG (with labels.txt):
     RGB images only (as the reference keeps), resized to size×size. order='first' keeps sorted order
     ((wnid, file) or file); 'sample' takes a seeded sample. `label` says where the images came from."""
 
     def __init__(self, root: str, count: int, order: str = "first", seed: int = 0, size: int = 224,
-                 label: str | None = None):
+                 label: str | None = None, fit: str = "resize"):
         root = Path(root)
+        self.fit = fit
         self.label = label or "ImageNet folder"
         files = sorted(p for p in root.glob("*/*") if p.suffix.lower() in IMAGE_SUFFIXES)
         flat = not files
@@ -189,8 +204,7 @@ class ImageFolder:
         return int(known.nunique())
 
     def batch(self, start: int, stop: int) -> np.ndarray:
-        return np.stack([np.asarray(Image.open(self.root / s).convert("RGB").resize((self.size, self.size),
-                                                                                       Image.BILINEAR))
+        return np.stack([_fit(Image.open(self.root / s).convert("RGB"), self.size, self.fit)
                          for s in self.meta["source"].iloc[start:stop]])
 
 

@@ -29,7 +29,8 @@ def image_source(src: dict, seed: int, size: int):
     if kind == "digits":
         return images.Digits(src.get("count"))
     if kind == "folder":
-        return images.ImageFolder(src["root"], src["count"], src.get("order", "first"), seed, size, src.get("label"))
+        return images.ImageFolder(src["root"], src["count"], src.get("order", "first"), seed, size, src.get("label"),
+                                  src.get("fit", "resize"))
     if kind == "parquet":
         return images.ImageParquet(src["pattern"], src["count"], size, src.get("label"))
     raise ValueError(f"unknown image source kind {kind!r}")
