@@ -191,7 +191,7 @@ def test_both_presets_have_the_imagenet_track_and_its_fig1_panel():
     for scale in ("quick", "paper"):
         p = params["assumptions"][scale]
         assert p["vision"]["imagenet"]["source"] == {"kind": "folder", "root": "data/imagenet-sample", "count": 1300,
-                                                     "order": "first", "label": LABEL}
+                                                     "order": "first", "fit": "center_crop", "label": LABEL}
         assert "imagenet" in p["fig1"]["tracks"]
     assert params["assumptions"]["paper"]["trials"] == 5000
 
@@ -234,3 +234,31 @@ def test_table1_prints_the_paper_beside_the_imagenet_rows():
     assert r"paper & Asm 1" in tex and r"$\times$ vs paper \checkmark" in tex and "$< d$" in tex
     # without an imagenet row the table keeps its old columns
     assert "paper" not in aggregate.render("table1", "md", _rows("photos", {})).split("\n|")[1]
+
+
+def test_center_crop_takes_the_middle_pixels_unresampled_and_refuses_a_small_image():
+    """fit: center_crop (the 227-px sample): the central 224 x 224 pixels exactly as stored; an image
+    smaller than the size is an error naming the way out, never a silent upscale."""
+    from PIL import Image
+
+    from memcap.assumptions.images import _fit
+
+    pixels = np.arange(227 * 227 * 3, dtype=np.uint32).reshape(227, 227, 3) % 251
+    im = Image.fromarray(pixels.astype(np.uint8))
+    assert np.array_equal(_fit(im, 224, "center_crop"), pixels[1:225, 1:225].astype(np.uint8))
+    assert _fit(im, 224, "resize").shape == (224, 224, 3)
+    assert not np.array_equal(_fit(im, 224, "resize"), pixels[1:225, 1:225].astype(np.uint8))
+    with pytest.raises(ValueError, match="use fit: resize"):
+        _fit(Image.fromarray(pixels[:200, :200].astype(np.uint8)), 224, "center_crop")
+
+
+def test_fig1_draws_the_papers_reading_on_the_imagenet_random_attention_panel():
+    from memcap.assumptions import figures
+
+    curve = pd.DataFrame({"track": "imagenet", "model": "Random Attention", "k": [1, 197, 241, 301], "fraction": [1, 1, .5, 0],
+                          "ci_low": [1, 1, .4, 0], "ci_high": [1, 1, .6, 0], "n": 197, "d": 768, "T": 1300, "trials": 1000})
+    fig = figures.draw_fig1(curve)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert any("paper's Fig 1 (authors)" in lab and "240–250" in lab for lab in labels)
+    other = figures.draw_fig1(curve.assign(track="photos"))
+    assert not any("paper's Fig 1" in lab for lab in other.axes[0].get_legend_handles_labels()[1])
