@@ -1,5 +1,5 @@
-"""DVC remote round trip beyond tests/test_mlt_pipeline.py: two stages (mlt_synthetic, theory) pushed
-with their run-cache, a fresh `git clone` + `tools/dvc-pull.sh`, then figures rebuilt from pulled
+"""DVC remote round trip: two stages (mlt_synthetic, theory) pushed with their run-cache, a fresh
+`git clone` + `tools/dvc-pull.sh` (nothing reruns, nothing trains), then figures rebuilt from pulled
 Parquet without training, one changed grid value rerunning only its job, and `dvc repro --pull`
 restoring earlier params' results from the run-cache.
 
@@ -71,10 +71,14 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     pulled = fresh.run("bash", "tools/dvc-pull.sh", *STAGES, env=env).stdout
     assert "Nothing to be done" in pulled, pulled
     assert "Nothing to be done" in fresh.snakemake("-n", *STAGES, env=env).stdout
+    assert "Data and pipelines are up to date" in fresh.run("dvc", "status", *STAGES, env=env).stdout
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
     ih.assert_same_results(project.root, clone)
+    assert (clone / "figures/mlt_synthetic/fig2a.png").stat().st_size > 1000
+    # Nothing was trained in the clone: `--touch` leaves empty logs, a training job never does.
     trained_logs = list(clone.glob("logs/mlt_synthetic/**/T*.log"))
-    assert trained_logs and all(f.stat().st_size == 0 for f in trained_logs)   # touched, never trained
+    assert trained_logs and all(f.stat().st_size == 0 for f in clone.glob("logs/**/*.log"))
+    assert not list(clone.glob("logs/**/*.benchmark.tsv"))
 
     # Figures rebuild from the pulled Parquet alone: only the figures job runs.
     for f in clone.glob("figures/mlt_synthetic/fig2*"):

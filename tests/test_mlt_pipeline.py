@@ -56,35 +56,3 @@ def test_same_params_give_identical_parquet_bytes(project):
     b = pd.read_parquet(project.root / "b.parquet").drop(columns="wall_time_s")
     pd.testing.assert_frame_equal(a, b)          # every number, bit for bit (wall time aside)
     assert results.read_provenance(project.root / "a.parquet") == results.read_provenance(project.root / "b.parquet")
-
-
-def test_dvc_round_trip_fresh_clone_reruns_nothing(project, tmp_path):
-    project.edit_params(_tiny)
-    remote = tmp_path / "remote"
-    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "config", "user.email", "t@example.com"],
-                ["git", "config", "user.name", "t"], ["dvc", "remote", "modify", "--local", "local", "url", str(remote)],
-                ["dvc", "remote", "default", "--local", "local"]):
-        project.run(*cmd)
-    project.run("git", "add", "-A")
-    project.run("git", "commit", "-qm", "tiny")
-    project.run("dvc", "repro", "mlt_synthetic")
-    project.run("git", "add", "-A")
-    project.run("git", "commit", "-qm", "results")
-    project.run("dvc", "push", "mlt_synthetic")
-
-    clone = tmp_path / "clone"
-    project.run("git", "clone", "-q", str(project.root), str(clone))
-    from conftest import Project
-    fresh = Project(clone)
-    fresh.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
-    fresh.run("dvc", "remote", "default", "--local", "local")
-    fresh.run("bash", "tools/dvc-pull.sh", "mlt_synthetic")
-    assert (clone / "figures" / "mlt_synthetic" / "fig2a.png").exists()
-    assert "Nothing to be done" in fresh.snakemake("-n", "mlt_synthetic").stdout
-    status = fresh.run("dvc", "status", "mlt_synthetic").stdout
-    assert "up to date" in status, status
-    repro = fresh.run("dvc", "repro", "mlt_synthetic").stdout
-    assert "didn't change, skipping" in repro or "up to date" in repro, repro
-    # Nothing was trained in the clone: `--touch` leaves empty logs, a training job never does.
-    assert all(f.stat().st_size == 0 for f in clone.glob("logs/**/*.log"))
-    assert not list(clone.glob("logs/**/*.benchmark.tsv"))
