@@ -77,3 +77,19 @@ def test_suite_help_names_its_commands():
 
     with pytest.raises(SystemExit):
         build_parser().parse_args(["suite", "--help"])
+
+
+def test_finish_refreshes_the_stages_that_read_the_runs_results_and_only_those(tmp_path):
+    """After an MLT run, theory (its Fig 3 reads MLT's attention files) is stale: `finish` rebuilds it
+    with Snakemake instead of leaving it to `dvc repro`, which would retrain it whole."""
+    assert suite.downstream(["mlt_synthetic"], REPO / "dvc.yaml") == ["theory"]
+    assert suite.downstream(["dpc"], REPO / "dvc.yaml") == []
+    dvc_yaml = tmp_path / "dvc.yaml"
+    dvc_yaml.write_text(yaml.safe_dump({"stages": {
+        "a": {"cmd": "x", "deps": ["src/a"], "outs": [{"results/a/runs": {"persist": True}}, "results/a/tables"]},
+        "reads_a_file": {"cmd": "x", "deps": ["results/a/runs/p/1.parquet"], "outs": ["results/b"]},
+        "reads_all_results": {"cmd": "x", "deps": ["results/a"], "outs": ["results/c"]},
+        "reads_code_only": {"cmd": "x", "deps": ["src/a", "results/ab"], "outs": ["results/d"]},
+        "report": {"cmd": "x", "deps": ["results/a/tables"], "outs": ["results/report"]}}}))
+    assert suite.downstream(["a"], dvc_yaml) == ["reads_a_file", "reads_all_results"]
+    assert suite.downstream(["a"], dvc_yaml, skip=()) == ["reads_a_file", "reads_all_results", "report"]

@@ -136,3 +136,18 @@ def set_scale(scales: dict[str, str], families: list[str], path: Path = Path("pa
         raise RuntimeError(f"{path}: rewriting `scale` would change more than the scale; edit it by hand to {scale}")
     path.write_text(new)
     return scale
+
+
+def downstream(families: list[str], dvc_yaml: Path = Path("dvc.yaml"), skip: tuple[str, ...] = ("report",)) -> list[str]:
+    """The DVC stages (other than `families` and `skip`) that read an output of the families' stages,
+    e.g. theory's Fig 3 reads mlt_synthetic's attention files: after a run finishes they are stale, and
+    `dvc repro` would delete their outputs and retrain them whole (theory's GD cases) where Snakemake
+    rebuilds only the jobs that read the new files."""
+    stages = yaml.safe_load(dvc_yaml.read_text())["stages"]
+
+    def outs(stage: dict) -> list[str]:
+        return [next(iter(o)) if isinstance(o, dict) else o for o in stage.get("outs", [])]
+
+    made = [o.rstrip("/") for f in families for o in outs(stages.get(f, {}))]
+    return [name for name, stage in stages.items() if name not in (*families, *skip)
+            and any(d == o or d.startswith(f"{o}/") or o.startswith(f"{d}/") for d in stage.get("deps", []) for o in made)]

@@ -133,5 +133,11 @@ def _finish(args) -> None:
     _sh("snakemake", "--cores", args.cores, "--quiet", "rules", "--", *families)
     _sh("dvc", "repro", "--quiet", "params")
     _sh("dvc", "commit", "--force", "--quiet", *families)
-    print(f"recorded {' '.join(families)} in dvc.lock; next: dvc repro (the report), make publish, then commit "
-          f"params.yaml, dvc.lock and published/ (and remove {suite.WIP}.dvc)")
+    # stages that read the new results (theory's Fig 3 reads MLT's attention files): only their jobs
+    # that read them rerun
+    later = suite.downstream(families)
+    if later:
+        _sh("snakemake", "--cores", args.cores, "--quiet", "rules", "--", *later)
+        _sh("dvc", "commit", "--force", "--quiet", *later)
+    print(f"recorded {' '.join(families + later)} in dvc.lock; next: dvc repro (the report), make publish, then "
+          f"commit params.yaml, dvc.lock and published/ (and remove {suite.WIP}.dvc)")
