@@ -66,6 +66,22 @@ def test_validating_params_imports_no_torch_and_no_trainer():
     assert out.stdout.strip() == "[]"
 
 
+def test_naming_the_workflows_outputs_imports_no_plotting_scipy_or_torch():
+    """Snakemake imports what the Snakefile and rules import at every start and in every cluster job:
+    the plotting stack, scipy.stats and torch wait until a figure is drawn, a fit made, a model trained."""
+    root = SRC.parents[1]
+    imports = [line.strip() for f in [root / "Snakefile", *sorted((root / "workflow/rules").glob("*.smk"))]
+               for line in f.read_text().splitlines() if line.startswith(("from memcap", "import memcap"))]
+    assert len(imports) > 10, imports
+    heavy = ("matplotlib", "seaborn", "scipy.stats", "torch")
+    code = "; ".join(["import sys", *imports, f"print(sorted(m for m in {heavy!r} if m in sys.modules))"])
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+    # drawn on first use, headless (the cluster and CI have no display)
+    drawn = "from memcap.mlt_synthetic import figures; figures.plt.figure(); print(figures.plt.get_backend().lower())"
+    assert subprocess.run([sys.executable, "-c", drawn], capture_output=True, text=True, check=True).stdout.strip() == "agg"
+
+
 def test_the_report_imports_no_trainer():
     graph = _imports()
     report = {m: deps for m, deps in graph.items() if m.startswith("memcap.report")}

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+
+from memcap.lazy_import import OnFirstUse
+
+stats = OnFirstUse("scipy.stats")   # imported at the first fit (memcap.lazy_import)
 
 
 def linear_fit(x, y) -> dict:

@@ -7,13 +7,14 @@ figures/assumptions/<name>.png|.pdf.
 
 from __future__ import annotations
 
-import matplotlib
+from typing import TYPE_CHECKING
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import pandas as pd
+
+from memcap.plotting import plt, sns
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 FIGURES = ("fig1",)
 FORMATS = ("png", "pdf")

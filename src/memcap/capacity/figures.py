@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from memcap.params import scale_note  # noqa: E402
-from memcap import results  # noqa: E402
+from memcap.plotting import plt, sns
+from memcap.params import scale_note
+from memcap import results
 
 FIGURES = ("capacity",)
 

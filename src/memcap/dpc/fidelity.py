@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from memcap.lazy_import import OnFirstUse
+
+stats = OnFirstUse("scipy.stats")   # imported at the first fit (memcap.lazy_import)
 
 FLOOR = 0.005
 LEVEL = 0.99

@@ -11,18 +11,14 @@ full-table accuracy), chance 1/N, this paper's bound, the previous bound, and th
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from memcap.params import scale_tag  # noqa: E402
-from memcap import bounds  # noqa: E402
-from memcap.dpc import fits as fit_lib  # noqa: E402
-from memcap.results import by_stem, save_figure  # noqa: E402
+from memcap.plotting import plt, sns
+from memcap.params import scale_tag
+from memcap import bounds
+from memcap.dpc import fits as fit_lib
+from memcap.results import by_stem, save_figure
 
 FORMATS = ("png", "pdf")
 KL = "kl"         # the KL theory figure (memcap dpc kl), drawn from tables/kl.parquet

@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from memcap import results  # noqa: E402
-from memcap.mlt_synthetic.grid import SATURATION_ACC  # noqa: E402
-from memcap.stats import before_saturation, linear_fit  # noqa: E402
+from memcap.plotting import plt, sns
+from memcap import results
+from memcap.mlt_synthetic.grid import SATURATION_ACC
+from memcap.stats import before_saturation, linear_fit
 
 # Which sweep feeds which figure, and its title (spec mahdavi.md §3). The keys are the figure names:
 # figures/mlt_synthetic/<name>.png|.pdf.

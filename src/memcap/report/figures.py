@@ -3,17 +3,13 @@ the forest plot of every claim's statistic against its accepted region."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from memcap import results  # noqa: E402
-from memcap.params import scale_note  # noqa: E402
-from memcap.report.bits import REFERENCES  # noqa: E402
+from memcap.plotting import plt, sns
+from memcap import results
+from memcap.params import scale_note
+from memcap.report.bits import REFERENCES
 
 FIGURES = ("bits",)
 FOREST = "forest"   # drawn by `memcap report scorecard` from the scorecard itself

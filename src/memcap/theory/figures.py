@@ -10,16 +10,16 @@ FIGURES names them; each is saved by memcap.results.save_figure to figures/theor
 
 from __future__ import annotations
 
-import matplotlib
+from typing import TYPE_CHECKING
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+import pandas as pd
 
-from memcap.theory import saturation  # noqa: E402
+from memcap.plotting import plt, sns
+from memcap.theory import saturation
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 FIGURES = ("construct", "capacity", "rank_bounds", "fig3")
 FORMATS = ("png", "pdf")
