@@ -93,3 +93,24 @@ def test_finish_refreshes_the_stages_that_read_the_runs_results_and_only_those(t
         "report": {"cmd": "x", "deps": ["results/a/tables"], "outs": ["results/report"]}}}))
     assert suite.downstream(["a"], dvc_yaml) == ["reads_a_file", "reads_all_results"]
     assert suite.downstream(["a"], dvc_yaml, skip=()) == ["reads_a_file", "reads_all_results", "report"]
+
+
+def test_first_names_the_missing_runs_of_those_sweeps_and_refuses_an_unknown_one(tmp_path, monkeypatch):
+    """`memcap suite run --first SWEEP`: Snakemake trains those sweeps' jobs first (the figures a run
+    must deliver before the optional ones); finished ones are not named; a misspelt sweep stops the run."""
+    from memcap.errors import ParamsError
+    from memcap.mlt_synthetic import grid
+
+    shutil.copy(REPO / "params.yaml", tmp_path / "params.yaml")
+    monkeypatch.chdir(tmp_path)
+    scales = {"mlt_synthetic": "published"}
+    sweeps = grid.resolve(yaml.safe_load(Path("params.yaml").read_text())["mlt_synthetic"], "published")
+    fig3 = suite.first_runs(scales, ["head_saturation_h4", "head_saturation_h8"])
+    assert len(fig3) == 2 and all("/runs/paper/head_saturation_h" in f for f in fig3)
+    fig2a = suite.first_runs(scales, ["scale_head_shared"])
+    s = sweeps["scale_head_shared"]
+    assert len(fig2a) == len(s["values"]) * len(s["dataset_sizes"]) * len(grid.seed_groups(s))
+    _write(fig2a[0])                                              # finished: not named again
+    assert suite.first_runs(scales, ["scale_head_shared"]) == fig2a[1:]
+    with pytest.raises(ParamsError, match=r"no sweep \['fig9'\].*defined:"):
+        suite.first_runs(scales, ["fig9"])

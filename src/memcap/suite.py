@@ -151,3 +151,19 @@ def downstream(families: list[str], dvc_yaml: Path = Path("dvc.yaml"), skip: tup
     made = [o.rstrip("/") for f in families for o in outs(stages.get(f, {}))]
     return [name for name, stage in stages.items() if name not in (*families, *skip)
             and any(d == o or d.startswith(f"{o}/") or o.startswith(f"{d}/") for d in stage.get("deps", []) for o in made)]
+
+
+def first_runs(scales: dict[str, str], sweeps: list[str], path: Path = Path("params.yaml")) -> list[str]:
+    """The run files of these MLT sweeps at the run's preset that are not made yet, for Snakemake's
+    --prioritize: the figures a run must deliver train before the optional ones."""
+    from memcap.errors import ParamsError
+    from memcap.mlt_synthetic import grid
+
+    resolved = grid.resolve(memcap_params.read_yaml(path)[grid.FAMILY], scales[grid.FAMILY])   # validated by the caller
+    unknown = sorted(set(sweeps) - set(resolved))
+    if unknown:
+        raise ParamsError(f"memcap suite --first: no sweep {unknown} in {grid.FAMILY}.{scales[grid.FAMILY]}; "
+                          f"defined: {sorted(resolved)}")
+    files = [f"results/{grid.FAMILY}/runs/{grid.run_name(resolved, s, v, T, list(seeds))}"
+             for s, v, T, seeds in grid.jobs(resolved) if s in sweeps]
+    return [f for f in files if not Path(f).exists()]

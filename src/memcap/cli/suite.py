@@ -3,6 +3,7 @@
     memcap suite run --scale dpc=paper --scale theory=paper dpc theory   # train what is left
     memcap suite snapshot                  # DVC-track what is finished (wip/suite) and push it
     memcap suite run                       # next session, any machine: restore it, train the rest
+    memcap suite run --first scale_head_shared   # those MLT sweeps' jobs before the others
     memcap suite finish                    # every job done: params.yaml's scale, aggregate, dvc.lock
 
 Every job writes one Parquet and checkpoints its grid points, so a kill loses at most the point in
@@ -30,6 +31,9 @@ def register(sub) -> None:
                        help="the run's preset for a family (default: wip/suite's, else params.yaml's)")
         if name != "snapshot":
             p.add_argument("--cores", default="all", help="Snakemake's --cores (default: all)")
+        if name == "run":
+            p.add_argument("--first", nargs="+", default=[], metavar="SWEEP",
+                           help="MLT sweeps whose jobs train before the others (Snakemake's --prioritize)")
         p.set_defaults(func=globals()[f"_{name}"])
 
 
@@ -92,10 +96,12 @@ def _run(args) -> None:
     scales, families = _plan(args)
     config = _config(scales)
     one_thread = [f"{rule}=1" for f in families for rule in suite.TRAIN_RULES.get(f, [])]
+    first = suite.first_runs(scales, args.first) if args.first else []
+    prioritize = ["--prioritize", *first] if first else []
     # a session's end kills the run and leaves Snakemake's lock behind; only this command runs here
     _sh("snakemake", "--unlock", "--configfile", config, "--quiet", "all", capture=True)
     subprocess.run(["snakemake", "--cores", args.cores, "--set-threads", *one_thread, "--configfile", config,
-                    "--keep-going", "--rerun-incomplete", "--", *families], check=True)
+                    "--keep-going", "--rerun-incomplete", *prioritize, "--", *families], check=True)
 
 
 def _snapshot(args) -> None:
