@@ -51,7 +51,7 @@ publish: setup
 test: setup
 	bash tools/slurm-up.sh
 	bash tools/install-chromium.sh   # headless Chromium for the HTML report test
-	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal
+	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal --durations=25
 
 benchmarks: setup
 	python benchmarks/train_throughput.py
