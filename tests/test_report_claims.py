@@ -294,6 +294,11 @@ def test_a_table_of_sweeps_from_two_presets_gives_each_claim_its_own_rows_scale_
     assert card.loc["mlt_fig2a_linear_H", "detail"].startswith("[paper settings, 2 of the paper's 6 seeds] ")
     assert card.loc["mlt_fig2c_no_gain_past_n", "scale"] == "quick"
     assert card.loc["mlt_fig2c_no_gain_past_n", "detail"].startswith("[QUICK STAND-IN: reduced grid (too long)] ")
+    # Fig 3 reads theory's saturation table, labeled with the settings of the MLT sweeps behind it
+    sat = saturation([0.9, 0.95, 0.97, 0.99])["theory_saturation"].assign(
+        scale="paper", scale_label="paper settings, 2 of the paper's 6 seeds")
+    row3 = claims.scorecard({"theory_saturation": sat}, "quick").set_index("claim_id").loc["mlt_fig3_not_all_heads_saturate"]
+    assert row3.scale == "paper" and row3.detail.startswith("[paper settings, 2 of the paper's 6 seeds] "), row3.detail
 
 
 def test_dropped_points_are_named():

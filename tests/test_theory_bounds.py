@@ -84,6 +84,8 @@ def test_fig3_is_labelled_with_the_scale_its_mlt_runs_were_trained_at(tmp_path):
     assert _attention_scale([paths["quick"]]) == "quick"
     table = aggregate.saturation_table(att, 0.99, _attention_scale([paths["quick"]]))
     assert table.scale.tolist() == ["quick"] and table.stand_in.all()
+    labeled = aggregate.saturation_table(att, 0.99, "paper", "paper settings, 2 of the paper's 6 seeds")
+    assert labeled.scale_label.tolist() == ["paper settings, 2 of the paper's 6 seeds"] and not labeled.stand_in.any()
     assert _attention_scale([paths["paper"]]) == "paper"
     with pytest.raises(SystemExit, match="no single scale"):       # mixed scales
         _attention_scale([paths["quick"], paths["paper"]])

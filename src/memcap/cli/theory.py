@@ -129,7 +129,8 @@ def _saturation(args) -> None:
     att = results.read_parquet(args.attention)
     if att.empty:
         raise SystemExit("theory saturation: no attention Parquets given (no MLT sweep with analysis: true)")
-    table = aggregate.saturation_table(att, preset["saturation"]["threshold"], _attention_scale(args.attention))
+    table = aggregate.saturation_table(att, preset["saturation"]["threshold"], _attention_scale(args.attention),
+                                       _attention_label(params, att))
     _write(table, args.out, params, preset, experiment="saturation", inputs=list(args.attention))
 
 

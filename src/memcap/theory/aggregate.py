@@ -20,11 +20,14 @@ def scale_label(scale: str) -> str:
     return scale_note(scale) or f"{scale} preset"
 
 
-def saturation_table(att: pd.DataFrame, threshold: float, scale: str) -> pd.DataFrame:
-    """Fig 3's table: one row per (run, seed) of the attention Parquets."""
+def saturation_table(att: pd.DataFrame, threshold: float, scale: str, label: str | None = None) -> pd.DataFrame:
+    """Fig 3's table: one row per (run, seed) of the attention Parquets. `label` says what the MLT
+    sweeps' settings are ("paper settings, 2 of the paper's 6 seeds"): the scorecard's Fig 3 row shows it."""
     table = saturation.summary(att, threshold)
     table.insert(0, "scale", scale)
     table["stand_in"] = scale != "paper"
+    if label:
+        table["scale_label"] = label
     return table
 
 
