@@ -7,6 +7,7 @@ a 95% CI band (seaborn); one curve per dataset size T.
 from __future__ import annotations
 
 import os
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -75,7 +76,7 @@ def _panel(ax, df: pd.DataFrame, sweep: str, fits: pd.DataFrame) -> None:
         ax.text(0.98, 0.02, text or "R²: < 3 unsaturated points", transform=ax.transAxes, ha="right",
                 va="bottom", fontsize=7)
     ax.set_title(f"{sweep} ({g['context'].iloc[0]} context, d = {g['input_dim'].iloc[0]}, "
-                 f"{g['seed'].nunique()} seeds)\n[{g['scale_label'].iloc[0]}]", fontsize=8)
+                 f"{g['seed'].nunique()} seeds)\n" + textwrap.fill(f"[{g['scale_label'].iloc[0]}]", 80), fontsize=8)
     ax.legend(title="T", fontsize=7)
 
 
