@@ -52,12 +52,16 @@ def test_a_run_owns_its_presets_files_and_restore_never_overwrites_them(tmp_path
     ck = Path("checkpoints/dpc/paper/exp2_all-1_x1.pt")
     ck.parent.mkdir(parents=True)
     ck.write_bytes(b"state")
+    done = Path("checkpoints/mlt_synthetic/paper/s/2/T8-3.pt")   # its run file exists: a finished job's leftover
+    done.parent.mkdir(parents=True)
+    done.write_bytes(b"state")
+    run = _write("results/mlt_synthetic/runs/paper/s/2/T8-3.parquet")
     scales = {"dpc": "paper", "mlt_synthetic": "paper", "theory": "paper"}
     assert suite.files("dpc", "paper") == [mine, ck] and other not in suite.files("dpc", "quick")[1:]
-    assert suite.files("mlt_synthetic", "paper") == [att]
+    assert suite.files("mlt_synthetic", "paper") == [run, att]
     assert suite.files("theory", "paper") == [theory_paper] and theory_quick not in suite.files("theory", "paper")
     counts = suite.snapshot(scales, ["dpc", "mlt_synthetic", "theory"])
-    assert counts == {"results": 3, "checkpoints": 1}
+    assert counts == {"results": 4, "checkpoints": 1}
     assert suite.saved_run() == {"scale": scales, "families": ["dpc", "mlt_synthetic", "theory"]}
 
     # another machine: a result of the run's scale made there is kept, a quick table under the same
@@ -67,7 +71,7 @@ def test_a_run_owns_its_presets_files_and_restore_never_overwrites_them(tmp_path
     _write("results/theory/tables/a.parquet", "quick")
     copied, kept, replaced = suite.restore()
     assert replaced == [Path("results/theory/tables/a.parquet")]
-    assert (copied, kept) == (2, 2) and Path("results/mlt_synthetic/attention/paper/s/2/T8-3.parquet").exists()
+    assert (copied, kept) == (3, 2) and Path("results/mlt_synthetic/attention/paper/s/2/T8-3.parquet").exists()
     assert results.read_parquet("results/theory/tables/a.parquet").scale.tolist() == ["paper"]
     assert results.read_parquet(mine).x.tolist() == [2]
 

@@ -47,11 +47,18 @@ def files(family: str, preset: str) -> list[Path]:
     for where in folders(family, preset):
         for folder in ("runs", "attention"):
             found += sorted(Path("results", family, folder, where).rglob("*.parquet"))
-        found += sorted(Path("checkpoints", family, where).rglob("*.pt"))
+        found += [c for c in sorted(Path("checkpoints", family, where).rglob("*.pt")) if not finished(c)]
     if family == "theory":   # no run files: its tables are trained in the job, named without the preset
         found += [t for t in sorted(Path("results/theory/tables").glob("*.parquet")) if table_scale(t) == preset]
         found += sorted(Path("checkpoints/theory").glob("*.pt"))
     return found
+
+
+def finished(checkpoint: Path) -> bool:
+    """A checkpoint left beside its grid point's run file (checkpoints/<family>/X.pt and
+    results/<family>/runs/X.parquet) belongs to a finished job: not part of the run, never restored."""
+    family, rest = checkpoint.parts[1], Path(*checkpoint.parts[2:])
+    return Path("results", family, "runs", rest.with_suffix(".parquet")).exists()
 
 
 def table_scale(path: Path) -> str | None:
