@@ -7,6 +7,8 @@ a job still running then is stopped and keeps its checkpoint, from which the pip
 The files land where Snakemake expects them; back on the project machine, `dvc commit` records them.
 
     python tools/train_jobs.py --sweeps scale_ctx_size_shared scale_head_shared --workers 12 --deadline 400
+
+`--only SWEEP/VALUE/T ...` runs just those jobs, in that order (e.g. the costliest on a GPU, the rest here).
 """
 
 from __future__ import annotations
@@ -43,11 +45,19 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--sweeps", nargs="+", required=True)
     ap.add_argument("--workers", type=int, default=os.cpu_count())
+    ap.add_argument("--only", nargs="+", metavar="SWEEP/VALUE/T", help="just these jobs, in this order")
     ap.add_argument("--deadline", type=float, default=float("inf"), help="seconds; then stop what runs")
     args = ap.parse_args()
     params = memcap_params.load(args.params)
     sweeps = grid.resolve(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY))
-    todo = [command(sweeps, j, args.params) for j in grid.jobs(sweeps) if j[0] in args.sweeps]
+    jobs = [j for j in grid.jobs(sweeps) if j[0] in args.sweeps]
+    if args.only:
+        by_id = {f"{s}/{v}/{T}": j for j in jobs for s, v, T in [j[:3]]}
+        unknown = [i for i in args.only if i not in by_id]
+        if unknown:
+            sys.exit(f"--only: no such job in {args.sweeps}: {unknown}; jobs look like {next(iter(by_id))}")
+        jobs = [by_id[i] for i in args.only]
+    todo = [command(sweeps, j, args.params) for j in jobs]
     todo = [(cmd, out) for cmd, out in todo if not out.exists()]
     start, procs = time.monotonic(), set()
     print(f"{len(todo)} jobs, {args.workers} at a time, deadline {args.deadline:.0f} s", flush=True)
