@@ -53,6 +53,11 @@ def regress(f, **kw):
     return mlt_runs(f, sweep="regress_scale_head_shared", column="mem_loss", task="regression", **kw)
 
 
+def regress_ctx(f, **kw):
+    return mlt_runs(f, sweep="regress_scale_ctx_size_shared", xs=(2, 4, 8, 12), vary="context_size",
+                    column="mem_loss", task="regression", **kw)
+
+
 def saturation(values):
     return {"theory_saturation": pd.DataFrame({"frac_examples_any_unsaturated": values, "threshold": 0.99,
                                                "scale": "quick"})}
@@ -172,6 +177,9 @@ CASES = [
     ("mlt_fig5_regression_H", "falling", regress(lambda h: 1 / h), REP),
     ("mlt_fig5_regression_H", "rising", regress(lambda h: 0.1 * h), NOT),
     ("mlt_fig5_regression_H", "weak fall, noisy seeds", regress(lambda h: 1 - 0.01 * h, noise=0.2), INC),
+    ("mlt_fig5_regression_n", "falling", regress_ctx(lambda n: 1 / n), REP),
+    ("mlt_fig5_regression_n", "rising", regress_ctx(lambda n: 0.1 * n), NOT),
+    ("mlt_fig5_regression_n", "weak fall, noisy seeds", regress_ctx(lambda n: 1 - 0.01 * n, noise=0.2), INC),
     # Theorem 1 met by trained runs (bound H·7 + 1 of T = 400)
     ("mlt_thm1_trained_above_bound", "48 runs above", head(lambda h: 0.1 * h, Ts=(400, 500, 600, 700)), REP),
     ("mlt_thm1_trained_above_bound", "below", head(lambda h: 0.001, Ts=(400, 500, 600, 700)), NOT),
