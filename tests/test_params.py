@@ -130,7 +130,7 @@ def test_scale_per_family_and_a_bad_entry_named():
     assert mp.scale_label({**base, "scale": "quick"}) == "quick"
     # the shipped params are the published scales: DPC and theory at paper, MLT's published sweeps
     # without Fig 5 (its paper run is still training), the rest quick
-    published = {"default": "quick", "dpc": "paper", "theory": "paper", "mlt_synthetic": "published_figs2_3"}
+    published = {"default": "quick", "dpc": "paper", "theory": "paper", "mlt_synthetic": "published"}
     assert mp.scales(base) == mp.scales(mp.validate({**base, "scale": published}))
     for bad, words in [({"dcp": "paper"}, ["scale.dcp", "not an allowed key", "mlt_synthetic"]),
                        (4, ["scale: got 4", "a value of type string"]), ({"dpc": 1}, ["scale.dpc: got 1"]),
