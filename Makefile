@@ -46,12 +46,12 @@ publish: setup
 	@du -sh published/dvc-remote
 
 # SLURM jobs outlive a killed snakemake: whatever ends the tests (failure, CI timeout), cancel ours.
-# Two pytest workers: the SLURM tests mostly wait on the scheduler, the other worker uses that time
-# (worksteal: an idle worker takes tests from the busy one). 12 min instead of 21 on 2 cores.
+# Two pytest workers, one per core (a third gave nothing: the suite is CPU-bound). `--dist load` hands
+# out tests one by one in collection order, which tests/conftest.py starts with the slowest.
 test: setup
 	bash tools/slurm-up.sh
 	bash tools/install-chromium.sh   # headless Chromium for the HTML report test
-	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal --durations=25
+	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist load --durations=25
 
 benchmarks: setup
 	python benchmarks/train_throughput.py
