@@ -109,20 +109,22 @@ def mlt_fig2c(t):
                    f"{_replicates(cs, 'seeds')}")
 
 
+def _mse_falls_test(x: str) -> str:
+    return (f"Spearman ρ between {x} and every seed's train MSE (3+ values of {x}), max over T; the alternative "
+            f"(no decrease) is rejected when ρ's 95% interval lies <= −{TREND_RHO} and every T's one-sided "
+            f"p < {TREND_P}")
+
+
 @claim("mlt_fig5_regression_H", PAPER_CLAIM, "MLT", "Fig 5 (left)",
-       "Regression: train MSE falls as H grows (shared context)",
-       f"Spearman ρ between H and every seed's train MSE (3+ values of H), max over T; the alternative (no "
-       f"decrease) is rejected when ρ's 95% interval lies <= −{TREND_RHO} and every T's one-sided p < {TREND_P}",
-       FALLS, ["mlt_runs"], "the same monotonicity in H as Fig 2a holds for regression", "MLT App. (Fig 5)")
+       "Regression: train MSE falls as H grows (shared context)", _mse_falls_test("H"), FALLS, ["mlt_runs"],
+       "the same monotonicity in H as Fig 2a holds for regression", "MLT App. (Fig 5)")
 def mlt_fig5(t):
     return _trend(t["mlt_runs"], "regress_scale_head_shared", "mem_loss", -1, "H")
 
 
 @claim("mlt_fig5_regression_n", PAPER_CLAIM, "MLT", "Fig 5 (right)",
-       "Regression: train MSE falls as the context size n grows (shared context)",
-       f"Spearman ρ between n and every seed's train MSE (3+ values of n), max over T; the alternative (no "
-       f"decrease) is rejected when ρ's 95% interval lies <= −{TREND_RHO} and every T's one-sided p < {TREND_P}",
-       FALLS, ["mlt_runs"], "the same monotonicity in n as Fig 2b holds for regression", "MLT App. (Fig 5)")
+       "Regression: train MSE falls as the context size n grows (shared context)", _mse_falls_test("n"), FALLS,
+       ["mlt_runs"], "the same monotonicity in n as Fig 2b holds for regression", "MLT App. (Fig 5)")
 def mlt_fig5_n(t):
     return _trend(t["mlt_runs"], "regress_scale_ctx_size_shared", "mem_loss", -1, "n")
 
