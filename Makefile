@@ -46,12 +46,13 @@ publish: setup
 	@du -sh published/dvc-remote
 
 # SLURM jobs outlive a killed snakemake: whatever ends the tests (failure, CI timeout), cancel ours.
-# Two pytest workers, one per core (a third gave nothing: the suite is CPU-bound). `--dist load` hands
-# out tests one by one in collection order, which tests/conftest.py starts with the slowest.
+# Two pytest workers, one per core (a third gave nothing: the suite is CPU-bound); tests/conftest.py
+# gives each worker's first block of tests its share of the slowest (worksteal: then an idle worker
+# takes tests from the busy one).
 test: setup
 	bash tools/slurm-up.sh
 	bash tools/install-chromium.sh   # headless Chromium for the HTML report test
-	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist load --durations=25
+	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal --durations=25
 
 benchmarks: setup
 	python benchmarks/train_throughput.py

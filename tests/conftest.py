@@ -20,29 +20,50 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 
 
-# The slowest tests start first (seconds on 2 cores with 3 workers, 2026-11-26). With `--dist load` the
-# two workers take them alternately, longest first, so no 5-minute test begins near the end while the
-# other worker idles: the suite is CPU-bound, and its tail was ~3 min at half the machine.
-SLOWEST_FIRST = (
-    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families",                                   # 327
-    "test_report_pipeline.py::test_report_target_end_to_end",                                           # 326
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache",                                 # 222
-    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot",                # 194
-    "test_dpc_pipeline.py::test_dpc_target_runs_end_to_end",                                            # 160
-    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it",  # 140
-    "test_assumptions_pipeline.py::test_assumptions_target_end_to_end",                                 # 129
-    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results",                  # 110
-    "test_mlt_pipeline.py::test_snakemake_produces_runs_table_figures_and_provenance",                  # 105
-    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results",                # 103
-    "test_theory_pipeline.py::test_theory_target_end_to_end",                                           # 80
-    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite",            # 75
-    "test_infra_dvc.py::test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not",       # 74
-)
+# The slowest tests (seconds on 2 cores, 2026-11-26) are spread over the pytest-xdist workers, longest
+# first, so that each worker starts with its share and none of them begins near the end while the other
+# worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th contiguous block of
+# the collection (then an idle worker steals from the end of a busy one's), so each block here is its
+# worker's slow tests, then the rest in collection order.
+SLOWEST = {
+    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 330,      # mostly waits on SLURM
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 198,
+    "test_report_pipeline.py::test_report_target_end_to_end": 146,
+    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 117,
+    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 98,
+    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 93,
+    "test_infra_dvc.py::test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not": 73,
+    "test_dpc_pipeline.py::test_dpc_target_runs_end_to_end": 68,
+    "test_infra_dvc.py::test_published_remote_restores_every_result_of_a_fresh_clone": 55,
+    "test_assumptions_pipeline.py::test_assumptions_target_end_to_end": 49,
+    "test_theory_pipeline.py::test_theory_target_end_to_end": 39,
+    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 38,
+    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 38,
+    "test_configfile.py::test_config_override_reaches_the_job": 37,
+    "test_mlt_pipeline.py::test_snakemake_produces_runs_table_figures_and_provenance": 36,
+}
 
 
 def pytest_collection_modifyitems(items: list) -> None:
-    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.rsplit("/", 1)[-1], len(rank)))   # stable: the rest keep their order
+    def seconds(item) -> float:
+        return SLOWEST.get(item.nodeid.rsplit("/", 1)[-1], 0)
+
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    sizes, left = [], len(items)
+    for k in range(workers):              # worksteal's first split: worker k gets left // (workers - k)
+        sizes.append(left // (workers - k))
+        left -= sizes[-1]
+    blocks, load = [[] for _ in sizes], [0.0] * workers
+    for item in sorted((i for i in items if seconds(i)), key=seconds, reverse=True):
+        k = min((k for k in range(workers) if len(blocks[k]) < sizes[k]), key=lambda k: load[k])
+        blocks[k].append(item)
+        load[k] += seconds(item)
+    rest = [i for i in items if not seconds(i)]
+    for k, block in enumerate(blocks):
+        n = sizes[k] - len(block)
+        block += rest[:n]
+        rest = rest[n:]
+    items[:] = [i for block in blocks for i in block]
 
 
 def repo_files() -> list[str]:
