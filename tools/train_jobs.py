@@ -52,7 +52,7 @@ def main() -> None:
     sweeps = grid.resolve(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY))
     jobs = [j for j in grid.jobs(sweeps) if j[0] in args.sweeps]
     if args.only:
-        by_id = {f"{s}/{v}/{T}": j for j in jobs for s, v, T in [j[:3]]}
+        by_id = {"/".join(map(str, j[:3])): j for j in jobs}
         unknown = [i for i in args.only if i not in by_id]
         if unknown:
             sys.exit(f"--only: no such job in {args.sweeps}: {unknown}; jobs look like {next(iter(by_id))}")

@@ -25,7 +25,8 @@ CAPTIONS = {
     "theory/fig3": "MLT Fig 3: softmax saturation; not every head saturates "
                    "(claim mlt_fig3_not_all_heads_saturate).",
     "mlt_synthetic/fig4": "MLT Fig 4: random contexts; linear in H remains (claim mlt_fig4_linear_H_random).",
-    "mlt_synthetic/fig5": "MLT Fig 5: regression train MSE falls with H and n (claims mlt_fig5_regression_H, mlt_fig5_regression_n).",
+    "mlt_synthetic/fig5": "MLT Fig 5: regression train MSE falls with H and n "
+                          "(claims mlt_fig5_regression_H, mlt_fig5_regression_n).",
     "theory/construct": "MLT Theorem 1: the construction memorizes H(r−1)+1 exactly (claim theory_construction_exact).",
     "theory/capacity": "MLT Theorem 1: construction vs gradient descent vs the bound.",
     "theory/rank_bounds": "MLT Props 2, 5: rank(Z) below its upper bounds (claim theory_rank_bounds).",
