@@ -13,10 +13,16 @@ Prints, measured now on this machine:
   4. the projected core-hours of every paper sweep (#1-#11, one seed, early stopping ignored), each
      grid point's steps S = max(floor(500 T / 256), min_steps) at the step time measured for its shape.
 
-  5. on a GPU (--device cuda): model-steps/s as a job trains more models at once (the seeds of one grid
-     point batch in one job), and the projection per job of 2 seeds (the paper preset's seeds_per_job).
+  5. on a GPU (--device cuda): model-steps/s by pack size M (models trained as one: the seeds of a grid
+     point, or a pack of many grid points, memcap.mlt_synthetic.pack) and H, shared and random contexts,
+     with the share of sgemm at today's FLOPs; what padding a pack's heads costs; and the projection
+     of every paper sweep with all 6 seeds as the pipeline packs them (params.yaml resources.paper:
+     pack_models, pack_mem_mb), each pack timed at its padded shape and size, beside the grid's floor
+     (its FLOPs over the measured sgemm). On the CPU the projection is one grid point a job, as the CPU
+     presets run: packing changes nothing there.
 
     python benchmarks/train_throughput.py [--threads 1] [--seconds 3] [--project-seconds 0.4] [--device cuda]
+    python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference   # a short GPU loan
 """
 
 from __future__ import annotations
@@ -33,15 +39,16 @@ from torch.utils.flop_counter import FlopCounterMode
 from peak import sgemm_gflops, sync  # benchmarks/peak.py
 
 from memcap import params as memcap_params
-from memcap.lean_adam import LeanAdam
+from memcap.mlt_synthetic import grid, packing
+from memcap.mlt_synthetic.batches import BatchStream
+from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
+from memcap.mlt_synthetic.train import train_step
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_reference import ReferenceMLTAttention
-from memcap.mlt_synthetic import grid
-from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
-from memcap.mlt_synthetic.train import _Shuffler, train_step
+from memcap.stacked_adam import StackedAdam
 from memcap.tasks.mlt_data import make_data
 
-D, N_CTX, BATCH, CLASSES, T = 64, 32, 256, 100, 4096
+D, N_CTX, BATCH, CLASSES, T, T_RANDOM = 64, 32, 256, 100, 4096, 512
 HEADS = (1, 5, 20, 60)
 DEVICE = torch.device("cpu")   # --device
 
@@ -65,21 +72,27 @@ def legacy_formulation():
 
 
 def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, task: str = "classification",
-        models: int = 1):
-    """The training state of `models` models (one per seed, as a job batches a grid point's seeds) at a
-    shape, and its step (memcap's own train_step)."""
+        models: int = 1, pad_heads: int | None = None):
+    """The training state of `models` models (a grid point's seeds, or a pack) at a shape, and its step
+    (memcap's own train_step). pad_heads: the models are padded to that many heads, as in a pack with
+    larger models. Random contexts hold T_RANDOM rows a model (the step reads B of them either way)."""
     classification, seeds = task == "classification", list(range(models))
-    data = make_data(seeds, dataset_size=T, context_size=n, input_dim=D, context=context, task=task,
+    rows = T if context == "shared" else T_RANDOM
+    data = make_data(seeds, dataset_size=rows, context_size=n, input_dim=D, context=context, task=task,
                      num_classes=CLASSES).to(DEVICE)
-    model = MLTAttention(seeds, D, heads, n, head_dim=head_dim, out_dim=CLASSES if classification else 1).to(DEVICE)
-    opt = LeanAdam(model.parameters(), lr=1e-3)   # as memcap.mlt_synthetic.train.train
-    sched = warmup_cosine(opt, 10 ** 7)
-    shuffler = _Shuffler(seeds, T, DEVICE)
-    return model, data, lambda: train_step(model, data, shuffler, opt, sched, BATCH, classification)
+    model = MLTAttention(seeds, D, heads, n, head_dim=head_dim, out_dim=CLASSES if classification else 1)
+    if pad_heads:
+        model = MLTAttention.stack([model, MLTAttention([0], D, pad_heads, n, head_dim=head_dim,
+                                                        out_dim=model.out_dim)]).select(seeds)
+    model = model.to(DEVICE)
+    opt = StackedAdam(list(model.parameters()), 1e-3, [10 ** 7] * models, warmup_cosine)   # as train()
+    batches = BatchStream(seeds, [rows] * models, BATCH, DEVICE)
+    return model, data, lambda: train_step(model, data, batches, opt, classification)
 
 
 def step_flops(heads: int, context: str, legacy: bool) -> int:
-    """Matmul FLOPs of one training step's forward and backward (torch's FlopCounterMode)."""
+    """Matmul FLOPs of one training step's forward and backward by autograd (torch's FlopCounterMode),
+    at the formulation until 2026-11-25 (legacy) or today's module."""
     def count():
         model, data, _ = job(heads, context)
         q, c, y = data.batch(torch.arange(BATCH, device=DEVICE)[None])
@@ -90,6 +103,28 @@ def step_flops(heads: int, context: str, legacy: bool) -> int:
         with legacy_formulation():
             return count()
     return count()
+
+
+_FLOPS: dict[tuple, int] = {}
+
+
+def train_step_flops(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None,
+                     task: str = "classification") -> int:
+    """Matmul FLOPs of one model's training step as memcap runs it today (train_step: the hand-written
+    shared-context gradient, or autograd), counted once per shape on the CPU."""
+    key = (heads, context, n, head_dim, task)
+    if key not in _FLOPS:
+        global DEVICE
+        where, DEVICE = DEVICE, torch.device("cpu")
+        try:
+            _, _, step = job(heads, context, n, head_dim, task)
+            step()
+            with FlopCounterMode(display=False) as fc:
+                step()
+            _FLOPS[key] = fc.get_total_flops()
+        finally:
+            DEVICE = where
+    return _FLOPS[key]
 
 
 def rate(step, seconds: float) -> float:
@@ -137,35 +172,82 @@ def reference_rate(context: str, seconds: float) -> float:
     return rate(step, seconds)
 
 
-def projection(seconds: float, models: int) -> None:
-    """Hours of each paper sweep for one seed, from the step time of each of its shapes with `models`
-    models in a job (1 on the CPU; on a GPU the paper preset's seeds_per_job)."""
-    sweeps = grid.resolve(memcap_params.load("params.yaml")[grid.FAMILY], "paper")
+def projection(seconds: float, peak: float, packed: bool) -> None:
+    """Hours of each paper sweep and of the grid with all 6 seeds, early stopping ignored. CPU: one
+    grid point's 2 seeds a job (the CPU presets), each shape's step timed with one model. GPU: the
+    packs the pipeline would form (memcap.mlt_synthetic.packing with resources.paper), each timed at
+    its padded shape and size; a pack's models leave as they finish (S = max(floor(500 T/256), 50,000)
+    differs by T), so its time is the sum over the spans between finishes, at a step time
+    interpolated between the pack's full size and one model. Beside it, the floor: every model's
+    step FLOPs x S over the measured sgemm."""
+    params = memcap_params.load("params.yaml")
+    sweeps = grid.resolve(params[grid.FAMILY], "paper")
+    peak, gpu = peak * 1e9, DEVICE.type == "cuda"
+    unit = "GPU-hours" if gpu else "core-hours"
+    train = params["resources"]["paper"]["train"]
+    names = {grid.run_name(sweeps, *j[:3], list(j[3])) for j in grid.jobs(sweeps)}
+    packs = packing.plan(sweeps, names, train.get("pack_models", 1), train.get("pack_mem_mb", 60000)) if packed else []
     timed: dict[tuple, float] = {}
-    total, unit = 0.0, "core-hours" if DEVICE.type == "cpu" else "GPU-hours"
-    print(f"\npaper sweeps, one seed, {models} model(s) per job, one job at a time, early stopping ignored:")
+
+    def step_s(key: tuple, models: int) -> float:
+        if (key, models) not in timed:
+            timed[key, models] = 1 / rate(job(*key, models=models)[2], seconds)
+            torch.cuda.empty_cache() if gpu else None
+        return timed[key, models]
+
+    def key_of(s: dict, value: int) -> tuple:
+        shp = grid.shape(s, value)
+        return shp["heads"], s["context"], shp["context_size"], shp["head_dim"], s["task"]
+
+    how = (f"{len(packs)} packs of up to {train.get('pack_models')} models" if packed
+           else "one grid point (2 seeds) a job, one job at a time")
+    print(f"\npaper grid, all 6 seeds, {how}, early stopping ignored:")
+    total = floor_total = 0.0
     for i, (sweep, s) in enumerate(sweeps.items(), 1):
+        jobs = [j for j in grid.jobs(sweeps) if j[0] == sweep]
+        floor = sum(len(j[3]) * mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"])
+                    * train_step_flops(*key_of(s, j[1])) for j in jobs) / peak / 3600
         hours = 0.0
-        for value in s["values"]:
-            shp = grid.shape(s, value)
-            key = (shp["heads"], s["context"], shp["context_size"], shp["head_dim"], s["task"])
-            if key not in timed:
-                timed[key] = 1 / rate(job(*key, models=models)[2], seconds) / models
-            for T_ in s["dataset_sizes"]:
-                hours += mlt_num_steps(T_, s["min_steps"], s["epochs"], s["batch_size"]) * timed[key] / 3600
-        total += hours
-        print(f"  #{i:<2} {sweep:30s} {len(s['values']) * len(s['dataset_sizes']):3d} points  {hours:7.2f} {unit}")
-    print(f"  all 11 sweeps: {total:.1f} {unit} per seed ({total * 6:.0f} for the paper's 6 seeds)")
+        mine = [p for p in packs if p.sweep == sweep]
+        packed = {j for p in mine for j in p.jobs}
+        for p in mine:
+            key, M = key_of(s, max(j[1] for j in p.jobs)), p.models
+            ends = sorted(mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"]) for j in p.jobs
+                          for _ in j[3])
+            full, one = step_s(key, M), step_s(key, 1)
+            start = 0
+            for k, end in enumerate(ends):   # models ends[k:] still train from start to end
+                left = M - k
+                hours += (end - start) * (one + (full - one) * (left - 1) / max(M - 1, 1)) / 3600
+                start = end
+        for j in jobs:
+            if j not in packed:          # one job alone: its seeds train together
+                hours += mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"]) * step_s(
+                    key_of(s, j[1]), len(j[3])) / 3600
+        total, floor_total = total + hours, floor_total + floor
+        print(f"  #{i:<2} {sweep:30s} {len(jobs):4d} jobs {len(mine):3d} packs {hours:8.2f} {unit}"
+              f"   floor {floor:6.3f} (x{hours / floor:.0f})", flush=True)
+    print(f"  whole grid, 6 seeds: {total:.1f} {unit}; floor (FLOPs / sgemm) {floor_total:.2f}: "
+          f"x{total / floor_total:.1f} the floor", flush=True)
 
 
-def models_per_job(seconds: float) -> None:
-    """GPU: model-steps/s as one job trains more models at once (H = 20, shared and random contexts)."""
-    print("\nmodels per job (H = 20): model-steps/s")
+def pack_sizes(seconds: float, peak: float) -> None:
+    """Model-steps/s as one process trains more models at once (a pack), per H and context, with the
+    share of sgemm at today's FLOPs; then what padding heads to a larger pack-mate's costs."""
+    print("\nmodel-steps/s by pack size M (d=64, n=32, d_h=d, C=100; % of sgemm at today's FLOPs):")
     for context in ("shared", "random"):
-        line = []
-        for m in (1, 2, 6, 24, 96):
-            line.append(f"M={m}: {m * rate(job(20, context, models=m)[2], seconds):8.0f}")
-        print(f"  {context:6s} " + "  ".join(line))
+        for H in (1, 20, 60):
+            flops, line = train_step_flops(H, context), []
+            for m in (2, 24, 96, 256):
+                r = m * rate(job(H, context, models=m)[2], seconds)
+                line.append(f"M={m}: {r:8.0f} ({100 * r * flops / 1e9 / peak:4.1f}%)")
+                torch.cuda.empty_cache() if DEVICE.type == "cuda" else None
+            print(f"  {context:6s} H={H:<3d} " + "  ".join(line), flush=True)
+    for context in ("shared", "random"):
+        own = 96 * rate(job(20, context, models=96)[2], seconds)
+        padded = 96 * rate(job(20, context, models=96, pad_heads=60)[2], seconds)
+        print(f"  padding: 96 models of H=20 ({context}) alone {own:8.0f} model-steps/s, padded to H=60 "
+              f"{padded:8.0f}: a padded step costs x{own / padded:.2f}", flush=True)
 
 
 def main() -> None:
@@ -174,6 +256,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3.0, help="timing window per measurement")
     ap.add_argument("--project-seconds", type=float, default=0.4, help="timing window per shape of the projection")
     ap.add_argument("--no-projection", action="store_true")
+    ap.add_argument("--no-reference", action="store_true", help="skip the one-model table and the reference")
+    ap.add_argument("--packed", action="store_true", help="project packs also on the CPU (a GPU always does)")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda: the same steps on the GPU")
     args = ap.parse_args()
     global DEVICE
@@ -182,25 +266,30 @@ def main() -> None:
     peak = sgemm_gflops(args.seconds, args.device)
     where = torch.cuda.get_device_name() if DEVICE.type == "cuda" else f"{args.threads} thread(s)"
     print(f"torch {torch.__version__}, {where}: sgemm (float32) {peak:.1f} GFLOP/s")
+    if not args.no_reference:
+        one_model(args.seconds, peak)
+    if DEVICE.type == "cuda":
+        pack_sizes(args.seconds, peak)
+    if not args.no_projection:
+        projection(args.project_seconds, peak, args.packed or DEVICE.type == "cuda")
+
+
+def one_model(seconds: float, peak: float) -> None:
     print(f"memcap train_step, d={D} n={N_CTX} d_h={D} batch={BATCH} C={CLASSES}, one model "
           f"(% of sgemm at the FLOPs of the formulation until 2026-11-25):")
     for context in ("shared", "random"):
         for H in HEADS:
             legacy, now = step_flops(H, context, legacy=True), step_flops(H, context, legacy=False)
-            steps = rate(job(H, context)[2], args.seconds)
+            steps = rate(job(H, context)[2], seconds)
             print(f"  {context:6s} H={H:<3d} {steps:8.1f} steps/s  {legacy / 1e6:7.1f} MFLOP/step "
                   f"(now {now / 1e6:6.1f})  {100 * legacy * steps / 1e9 / peak:5.1f}% of sgemm")
     print("against the reference (full attention, one model), H = 20:")
     for context in ("shared", "random"):
         err = check_same_math(context)
         assert err < 1e-9, f"memcap and the reference disagree by {err}"
-        ref, ours = reference_rate(context, args.seconds), rate(job(20, context)[2], args.seconds)
+        ref, ours = reference_rate(context, seconds), rate(job(20, context)[2], seconds)
         print(f"  {context:6s} reference {ref:6.1f} steps/s, memcap {ours:7.1f} steps/s: x{ours / ref:.1f} "
               f"[outputs and gradients agree to {err:.1e}]")
-    if DEVICE.type == "cuda":
-        models_per_job(args.seconds)
-    if not args.no_projection:
-        projection(args.project_seconds, 1 if DEVICE.type == "cpu" else 2)
 
 
 if __name__ == "__main__":

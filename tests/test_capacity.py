@@ -51,7 +51,7 @@ def test_every_seed_must_pass(monkeypatch):
         assert settings["heads"] == value == 2 and settings["context"] == "shared"
         calls.append(T)
         acc = [1.0, 1.0 if T <= 20 else 0.5]                       # the second seed fails above T = 20
-        return pd.DataFrame({"mem_acc": acc, "dataset_size": T, "wall_time_s": 0.0, "param_count": 99}), None, None
+        return pd.DataFrame({"mem_acc": acc, "dataset_size": T, "wall_time_s": 0.0, "param_count": 99}), None
 
     monkeypatch.setattr(search, "train_point", fake_train_point)
     row = search.search_architecture(p, heads=2, head_dim=4, scale="quick").iloc[0]

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from memcap.mlt_synthetic.batches import BatchStream
+
 from memcap import params as mp
 from memcap import runtime
 from memcap.dpc import train as dpc_train
@@ -99,11 +101,11 @@ def _mlt_step(plant=None):
     model = MLTAttention(seeds, input_dim=6, heads=2, context_size=3, out_dim=5).to(META)
     if plant:
         plant(model)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
-    shuffler = mlt_train._Shuffler(seeds, 32, META)
-    for _ in range(3):      # past an epoch's end: the shuffler's next draw goes to the device too
-        mlt_train.train_step(model, data, shuffler, opt, sched, 16, classification=True)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)   # torch's fused kernel has no meta version
+    batches = BatchStream(seeds, [32, 32], 16, META)
+    batches.steps_ahead = 2
+    for _ in range(3):      # past a block's end: the stream's next draw goes to the device too
+        mlt_train.train_step(model, data, batches, opt, classification=True)
     return model
 
 

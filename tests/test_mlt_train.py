@@ -257,42 +257,52 @@ def test_grid_module_is_torch_free():
 
 def test_train_point_rows_and_attention_maxima():
     from memcap.mlt_synthetic import grid
-    from memcap.mlt_synthetic.train import attention_maxima, train_point
+    from memcap.mlt_synthetic.pack import Job, attention_maxima
+    from memcap.mlt_synthetic.train import train_point
 
     s = grid.sweep_settings(grid.resolve(_family(), "quick"), "by_heads")
-    runs, best, model = train_point(s, 3, 16, "cpu", labels={"family": "f", "sweep": "by_heads"}, progress=False)
+    runs, pack = train_point(s, 3, 16, "cpu", labels={"family": "f", "sweep": "by_heads"}, progress=False)
     assert list(runs.columns[:4]) == ["family", "sweep", "vary", "x"]
     assert runs["seed"].tolist() == [0, 1] and (runs["heads"] == 3).all() and (runs["head_dim"] == 6).all()
     assert (runs["steps_run"] == 20).all() and runs["mem_acc"].between(0, 1).all()
-    att = attention_maxima(model, best, s, 16, "by_heads")
+    att = attention_maxima(pack.model, Job(s, 3, 16), pack.positions[0], "by_heads")
     assert len(att) == 2 * 16 * 3 and att["max_attention"].between(0, 1).all()
 
 
-def test_lean_adam_steps_exactly_as_torchs_fused_adam_also_across_a_checkpoint():
-    """LeanAdam (the trainer's optimizer) against torch.optim.Adam(fused=True) under the trainer's LR
-    schedule: bitwise equal parameters after 30 steps, with a state_dict round trip at step 15 (as a
-    resumed job restores it: optimizer and scheduler made anew, then loaded)."""
-    from memcap.lean_adam import LeanAdam
+def test_stacked_adam_steps_exactly_as_torchs_fused_adam_also_across_a_checkpoint():
+    """StackedAdam (the trainer's optimizer) against torch.optim.Adam(fused=True) under the trainer's
+    LR schedule: bitwise equal parameters after 30 steps, with a state_dict round trip at step 15 (as a
+    resumed job restores it: optimizer made anew, then loaded). Its two groups of models (S = 100 and
+    S = 40, as a pack of two dataset sizes) each step as their own torch Adam."""
     from memcap.mlt_synthetic.schedule import warmup_cosine
+    from memcap.stacked_adam import StackedAdam
 
     torch.manual_seed(0)
-    ours = [torch.randn(3, 4, requires_grad=True), torch.randn(5, requires_grad=True)]
-    theirs = [p.detach().clone().requires_grad_() for p in ours]
-    a, b = torch.optim.Adam(theirs, lr=1e-2, fused=True), LeanAdam(ours, lr=1e-2)
-    sa, sb = warmup_cosine(a, 100), warmup_cosine(b, 100)
+    ours = [torch.randn(3, 4, requires_grad=True), torch.randn(3, requires_grad=True)]   # 3 models
+    rows = {100: slice(0, 2), 40: slice(2, 3)}                                             # 2 + 1
+    theirs = {S: [p.detach()[r].clone().requires_grad_() for p in ours] for S, r in rows.items()}
+    torch_adams = {S: torch.optim.Adam(ps, lr=1e-2, fused=True) for S, ps in theirs.items()}
+    scheds = {S: warmup_cosine(a, S) for S, a in torch_adams.items()}
+    b = StackedAdam(ours, 1e-2, [100, 100, 40], warmup_cosine)
     for i in range(30):
-        for p, q in zip(theirs, ours):
+        for p in ours:
             p.grad = torch.randn_like(p)
-            q.grad = p.grad.clone()
-        a.step(); b.step(); sa.step(); sb.step()
+        for S, r in rows.items():
+            for p, q in zip(theirs[S], ours):
+                p.grad = q.grad[r].clone()
+            torch_adams[S].step()
+            scheds[S].step()
+        b.step()
         if i == 14:
-            saved, saved_sched = b.state_dict(), sb.state_dict()
-            b = LeanAdam(ours, lr=1e-2)
-            sb = warmup_cosine(b, 100)
+            saved = b.state_dict()
+            b = StackedAdam(ours, 1e-2, [100, 100, 40], warmup_cosine)
             b.load_state_dict(saved)
-            sb.load_state_dict(saved_sched)
-    for p, q in zip(theirs, ours):
-        assert torch.equal(p, q)
-    assert a.state_dict()["state"][0]["step"] == b.state_dict()["state"][0]["step"] == 30
+    for S, r in rows.items():
+        for p, q in zip(theirs[S], ours):
+            assert torch.equal(p, q.detach()[r]), S
+    for p in ours:
+        p.grad = torch.randn_like(p)
     b.step()                                   # one more step: now they differ (the check can fail)
-    assert not torch.equal(theirs[0], ours[0])
+    assert not torch.equal(theirs[100][0], ours[0].detach()[:2])
+    with pytest.raises(ValueError, match="next to each other"):
+        StackedAdam(ours, 1e-2, [100, 40, 100], warmup_cosine)

@@ -1,14 +1,19 @@
-"""Train MLT jobs where Snakemake is not installed (a lent GPU machine), as the rule `mlt_train` would.
+"""Train MLT jobs where Snakemake is not installed (a lent GPU machine), as the rules would.
 
 Lists the active preset's jobs (memcap.mlt_synthetic.grid.jobs), keeps those of the named sweeps whose
-run file is missing, and runs each with the rule's own command (`memcap mlt_synthetic train ...
---settings-key`), `--workers` at a time, until every job is done or `--deadline` seconds have passed;
-a job still running then is stopped and keeps its checkpoint, from which the pipeline resumes it.
-The files land where Snakemake expects them; back on the project machine, `dvc commit` records them.
+run file is missing, and runs them with the rules' own commands, `--workers` at a time, until every
+job is done or `--deadline` seconds have passed; a job still running then is stopped by SIGTERM and
+keeps its checkpoint, from which the pipeline (or this tool again) resumes it. With `--pack-models N`
+(default: the scale's `resources` pack_models) the missing jobs train in packs as the rule
+`mlt_train_pack` would (memcap.mlt_synthetic.packing plans them; `memcap mlt_synthetic train-pack`),
+else one job a grid point (`memcap mlt_synthetic train ... --settings-key`). The files land where
+Snakemake expects them; back on the project machine, `dvc commit` records them.
 
     python tools/train_jobs.py --sweeps scale_ctx_size_shared scale_head_shared --workers 12 --deadline 400
+    python tools/train_jobs.py --params params.yaml --scale paper --sweeps scale_dh_shared --workers 4
 
-`--only SWEEP/VALUE/T ...` runs just those jobs, in that order (e.g. the costliest on a GPU, the rest here).
+`--only SWEEP/VALUE/T ...` runs just those jobs, in that order (e.g. the costliest on a GPU, the rest
+here); `--seeds 0 1` keeps only the jobs of those seeds.
 """
 
 from __future__ import annotations
@@ -22,16 +27,31 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from memcap import params as memcap_params
-from memcap.mlt_synthetic import grid
+from memcap.mlt_synthetic import grid, packing
 
 MLT = Path("results/mlt_synthetic")
 
 
-def command(sweeps: dict, job: tuple, params: str) -> tuple[list[str], Path]:
+def memcap_cmd(params: str, scale: str | None) -> list[str]:
+    return [sys.executable, "-m", "memcap", "mlt_synthetic"], ["--params", params, *(["--scale", scale] if scale else [])]
+
+
+def pack_command(sweeps: dict, pack: packing.PlannedPack, params: str, scale: str | None) -> tuple[list[str], Path]:
+    head, opts = memcap_cmd(params, scale)
+    runs = [str(MLT / "runs" / name) for name in pack.runs]
+    cmd = [*head, "train-pack", *opts, "--threads", "1", "--checkpoint",
+           str(Path("checkpoints/mlt_synthetic/packs") / f"{pack.id}.pt"), "--runs", *runs]
+    if pack.sweep in grid.analysis_sweeps(sweeps):
+        cmd += ["--attention", *(str(MLT / "attention" / name) for name in pack.runs)]
+    return cmd, Path(runs[-1])
+
+
+def command(sweeps: dict, job: tuple, params: str, scale: str | None = None) -> tuple[list[str], Path]:
     sweep, value, T, seeds = job
     name = grid.run_name(sweeps, sweep, value, T, list(seeds))
     out = MLT / "runs" / name
-    cmd = [sys.executable, "-m", "memcap", "mlt_synthetic", "train", "--params", params, "--threads", "1",
+    head, opts = memcap_cmd(params, scale)
+    cmd = [*head, "train", *opts, "--threads", "1",
            "--sweep", sweep, "--value", str(value), "--dataset-size", str(T),
            "--settings-key", name.rsplit("-", 1)[1].removesuffix(".parquet"),
            "--checkpoint", str(Path("checkpoints/mlt_synthetic") / name.replace(".parquet", ".pt")), "--out", str(out)]
@@ -43,24 +63,38 @@ def command(sweeps: dict, job: tuple, params: str) -> tuple[list[str], Path]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--scale", help="the preset (one word for all families), else the params file's")
+    ap.add_argument("--seeds", nargs="+", type=int, help="only the jobs of these seeds")
+    ap.add_argument("--pack-models", type=int, help="models per pack (default: the scale's resources)")
+    ap.add_argument("--pack-mem-mb", type=int, help="data per pack in MB (default: the scale's resources)")
     ap.add_argument("--sweeps", nargs="+", required=True)
     ap.add_argument("--workers", type=int, default=os.cpu_count())
     ap.add_argument("--only", nargs="+", metavar="SWEEP/VALUE/T", help="just these jobs, in this order")
     ap.add_argument("--deadline", type=float, default=float("inf"), help="seconds; then stop what runs")
     args = ap.parse_args()
-    params = memcap_params.load(args.params)
-    sweeps = grid.resolve(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY))
-    jobs = [j for j in grid.jobs(sweeps) if j[0] in args.sweeps]
+    params = memcap_params.load(args.params, {"scale": args.scale} if args.scale else {})
+    scale = memcap_params.scale_of(params, grid.FAMILY)
+    sweeps = grid.resolve(params[grid.FAMILY], scale)
+    jobs = [j for j in grid.jobs(sweeps) if j[0] in args.sweeps and (not args.seeds or set(j[3]) <= set(args.seeds))]
     if args.only:
         by_id = {"/".join(map(str, j[:3])): j for j in jobs}
         unknown = [i for i in args.only if i not in by_id]
         if unknown:
             sys.exit(f"--only: no such job in {args.sweeps}: {unknown}; jobs look like {next(iter(by_id))}")
         jobs = [by_id[i] for i in args.only]
-    todo = [command(sweeps, j, args.params) for j in jobs]
-    todo = [(cmd, out) for cmd, out in todo if not out.exists()]
+    train = params["resources"].get(scale, params["resources"]["quick"])["train"]
+    per_pack = args.pack_models if args.pack_models is not None else train.get("pack_models", 1)
+    missing = {grid.run_name(sweeps, *j[:3], list(j[3])) for j in jobs}
+    missing = {name for name in missing if not (MLT / "runs" / name).exists()}
+    packs = packing.plan({k: v for k, v in sweeps.items() if k in args.sweeps}, missing, per_pack,
+                         args.pack_mem_mb or train.get("pack_mem_mb", 60000))
+    in_packs = {name for p in packs for name in p.runs}
+    todo = [pack_command(sweeps, p, args.params, args.scale) for p in packs]
+    todo += [command(sweeps, j, args.params, args.scale) for j in jobs
+             if grid.run_name(sweeps, *j[:3], list(j[3])) in missing - in_packs]
     start, procs = time.monotonic(), set()
-    print(f"{len(todo)} jobs, {args.workers} at a time, deadline {args.deadline:.0f} s", flush=True)
+    print(f"{len(todo)} processes ({len(packs)} packs of {sum(p.models for p in packs)} models, "
+          f"{len(todo) - len(packs)} single jobs), {args.workers} at a time, deadline {args.deadline:.0f} s", flush=True)
 
     def run(item) -> str:
         cmd, out = item

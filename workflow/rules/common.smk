@@ -39,6 +39,15 @@ def _sizes(kind, family):
     return {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
 
 
+PACK_SIZES = ("pack_models", "pack_mem_mb")   # how MLT jobs are packed, not what a job asks of the cluster
+
+
+def pack_sizes(family):
+    """(pack_models, pack_mem_mb) of the family's training jobs at its scale (no packing: (1, 0))."""
+    sizes = _sizes("train", family)
+    return sizes.get("pack_models", 1), sizes.get("pack_mem_mb", 0)
+
+
 def threads_of(kind, family=None):
     return _sizes(kind, family)["threads"]
 
@@ -47,7 +56,7 @@ def res(kind, family=None, **override):
     """A rule's resources, said once: `resources: **res("train", "dpc")`. `runtime` is the time limit
     of a job's first attempt: a retry (`retries` in profiles/slurm) asks for attempt x runtime, so a
     job killed at its time limit gets longer and, if it trains, resumes from its checkpoint."""
-    sizes = {k: v for k, v in _sizes(kind, family).items() if k != "threads"}
+    sizes = {k: v for k, v in _sizes(kind, family).items() if k not in ("threads", *PACK_SIZES)}
     first = sizes["runtime"]
     sizes["runtime"] = lambda wildcards, attempt: first * attempt
     return {**sizes, **override}

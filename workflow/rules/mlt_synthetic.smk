@@ -4,6 +4,7 @@
 from memcap.mlt_synthetic import aggregate as mlt_aggregate
 from memcap.mlt_synthetic import figures as mlt_figures
 from memcap.mlt_synthetic import grid as mlt_grid
+from memcap.mlt_synthetic import packing as mlt_packing
 
 MLT = "results/mlt_synthetic"
 MLT_PRESET_NAME = memcap_params.scale_of(config, mlt_grid.FAMILY)
@@ -17,6 +18,12 @@ MLT_NAMES = {job: mlt_grid.run_name(MLT_SWEEPS, *job) for job in mlt_grid.jobs(M
 MLT_RUNS = [f"{MLT}/runs/{name}" for name in MLT_NAMES.values()]
 MLT_ATTENTION = [f"{MLT}/attention/{name}" for job, name in MLT_NAMES.items() if job[0] in MLT_ANALYSIS]
 MLT_ATTENTION_RUNS = [f"{MLT}/runs/{name}" for job, name in MLT_NAMES.items() if job[0] in MLT_ANALYSIS]
+# Packs (a GPU preset: resources pack_models > 1): the runs missing when the run starts, a sweep's
+# grid points and seeds trained as one job each (memcap.mlt_synthetic.packing). A run that exists is in
+# no pack, so no pack retrains or deletes it. The process that schedules plans once; a SLURM job's own
+# Snakemake reads that plan (MEMCAP_PACK_PLAN) instead of planning from files written since.
+MLT_PACKS = mlt_packing.packs_of_run(MLT_SWEEPS, f"{MLT}/runs", f"{MLT}/attention", *pack_sizes(mlt_grid.FAMILY),
+                                     main_process=workflow.is_main_process)
 MLT_TABLE = {name: f"{MLT}/tables/{file}" for name, file in mlt_aggregate.TABLES.items()}
 # A training job's memory: its class's request, or more when its data needs it (memcap.mlt_synthetic.grid.job_mem_mb).
 MLT_TRAIN_MEM_MB = lambda w: mlt_grid.job_mem_mb(  # noqa: E731
@@ -73,6 +80,33 @@ use rule mlt_train as mlt_train_with_attention with:
 
 
 ruleorder: mlt_train_with_attention > mlt_train
+
+
+# One rule per pack (its outputs: its runs' files, their usual names). Snakemake prefers a rule without
+# wildcards, so these, not mlt_train, make the packed runs. Every output is written when the whole pack
+# is done; a job it finished before a failure or a kill waits in checkpoints/ and is not trained again.
+for _pack in MLT_PACKS:
+    _pack_mem_mb = mlt_packing.pack_mem_mb(mlt_grid.sweep_settings(MLT_SWEEPS, _pack.sweep), _pack,
+                                           res("train", "mlt_synthetic")["mem_mb"])
+
+    rule:
+        name:
+            f"mlt_train_pack_{_pack.id}"
+        output:
+            runs=[f"{MLT}/runs/{name}" for name in _pack.runs],
+            attention=[f"{MLT}/attention/{name}" for name in _pack.runs] if _pack.sweep in MLT_ANALYSIS else [],
+        log:
+            f"logs/mlt_synthetic/packs/{_pack.sweep}-{_pack.id}.log",
+        benchmark:
+            f"logs/mlt_synthetic/packs/{_pack.sweep}-{_pack.id}.benchmark.tsv"
+        params:
+            checkpoint=f"checkpoints/mlt_synthetic/packs/{_pack.id}.pt",
+            attention=" --attention" if _pack.sweep in MLT_ANALYSIS else "",
+        threads: threads_of("train", "mlt_synthetic")
+        resources: **res("train", "mlt_synthetic", mem_mb=_pack_mem_mb)
+        shell:
+            "memcap mlt_synthetic train-pack --threads {threads} --checkpoint {params.checkpoint} "
+            "--runs {output.runs}{params.attention} {output.attention} > {log} 2>&1"
 
 
 rule mlt_aggregate:

@@ -63,7 +63,7 @@ def search_architecture(p: dict, heads: int, head_dim: int, scale: str, device="
     runs = []
 
     def passes(T: int) -> bool:
-        df, _, _ = train_point(settings, heads, T, device=device, progress=progress,
+        df, _ = train_point(settings, heads, T, device=device, progress=progress,
                                desc=f"capacity H={heads} d_h={head_dim} T={T}")
         runs.append(df)
         ok = bool((df.mem_acc >= p["threshold"]).all())           # every seed must pass

@@ -20,6 +20,16 @@ def register(sub) -> None:
     add_settings_key_arg(p)
     p.set_defaults(func=_train)
 
+    p = sub.add_parser("train-pack", help="train many jobs of one sweep as one pack (a GPU job); write their run files")
+    add_params_args(p)
+    p.add_argument("--runs", nargs="+", required=True,
+                   help="the jobs' run files (results/mlt_synthetic/runs/<preset>/<sweep>/<value>/T<T>-<key>.parquet)")
+    p.add_argument("--attention", nargs="*", default=[], help="their attention files (saturation sweeps), same order")
+    p.add_argument("--checkpoint", help="the pack's checkpoint (preemption, requeue)")
+    p.add_argument("--finished", default="checkpoints/mlt_synthetic/finished",
+                   help="where finished jobs wait until the whole pack is done (a rerun takes them from there)")
+    p.set_defaults(func=_train_pack)
+
     p = sub.add_parser("aggregate", help="concatenate run Parquets into the family table and its metrics")
     add_params_args(p)
     p.add_argument("--out", required=True, help="the family table (tables/runs.parquet)")
@@ -40,7 +50,8 @@ def register(sub) -> None:
 def _train(args) -> None:
     from memcap import checkpoint, results, runtime
     from memcap.mlt_synthetic import grid
-    from memcap.mlt_synthetic.train import attention_maxima, train_point
+    from memcap.mlt_synthetic.pack import Job, attention_maxima
+    from memcap.mlt_synthetic.train import train_point
 
     params = load_params(args)
     runtime.prepare(args.threads)
@@ -49,17 +60,80 @@ def _train(args) -> None:
     # The job's seeds are those its file's key stands for (one seed group of the grid point).
     s = {**s, "seeds": grid.seeds_for_key(s, args.settings_key, args.params)}
     labels = {"family": grid.FAMILY, "sweep": args.sweep, "scale": s["preset"]}
-    runs, best, model = train_point(s, args.value, args.dataset_size, params["device"], labels=labels,
+    runs, pack = train_point(s, args.value, args.dataset_size, params["device"], labels=labels,
                                     checkpoint_path=args.checkpoint,
                                     checkpoint_every_s=s["checkpoint_every_s"],
                                     desc=f"{args.sweep} {s['vary']}={args.value} T={args.dataset_size}")
     meta = results.provenance(grid.point_settings(s, s["seeds"]), scale=s["preset"], sweep=args.sweep,
                               value=args.value, dataset_size=args.dataset_size)
     if args.attention_out:
-        att = attention_maxima(model, best, s, args.dataset_size, args.sweep)
+        att = attention_maxima(pack.model, Job(s, args.value, args.dataset_size), pack.positions[0], args.sweep)
         results.write_parquet(att, args.attention_out, meta)
     results.write_parquet(runs, args.out, meta)
     checkpoint.remove(args.checkpoint)
+
+
+def _train_pack(args) -> None:
+    """The pipeline's pack job: every run file is written only when the whole pack is done (a pack
+    killed half-way leaves no outputs that look complete); a job finished earlier waits under
+    --finished, so a failed or killed pack keeps it and a rerun of the pack does not train it again."""
+    import shutil
+    from pathlib import Path
+
+    from memcap import checkpoint, results, runtime
+    from memcap.errors import ParamsError
+    from memcap.mlt_synthetic import grid
+    from memcap.mlt_synthetic.pack import Job, attention_maxima
+    from memcap.mlt_synthetic.train import train_jobs
+
+    params = load_params(args)
+    runtime.prepare(args.threads)
+    sweeps = grid.resolve(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY))
+    if args.attention and len(args.attention) != len(args.runs):
+        raise ParamsError(f"--attention: {len(args.attention)} files for {len(args.runs)} runs")
+    jobs, sweep, names = [], None, []
+    for path in args.runs:
+        preset, sw, value, T, key = grid.parse_run_path(path)
+        if sweep not in (None, sw):
+            raise ParamsError(f"a pack trains one sweep's jobs: {path} is of {sw}, not {sweep}")
+        sweep, s = sw, grid.sweep_settings(sweeps, sw)
+        if s["preset"] != preset:
+            raise ParamsError(f"{path}: the active preset takes {sw} from {s['preset']!r}, not {preset!r}")
+        jobs.append(Job({**s, "seeds": grid.seeds_for_key(s, key, args.params)}, value, T))
+        names.append(f"{preset}/{sw}/{value}/T{T}-{key}.parquet")
+    kept = {i: Path(args.finished) / name for i, name in enumerate(names)}
+    kept_att = {i: kept[i].with_name(kept[i].stem + ".attention.parquet") for i in kept}
+    done = {i for i in kept if kept[i].exists() and (not args.attention or kept_att[i].exists())}
+    if done:
+        print(f"pack: {len(done)} of {len(jobs)} jobs finished in an earlier attempt ({args.finished})", flush=True)
+    labels = {"family": grid.FAMILY, "sweep": sweep, "scale": jobs[0].settings["preset"]}
+    models = sum(len(j.seeds) for j in jobs)
+
+    def meta(i: int) -> dict:
+        j = jobs[i]
+        return results.provenance(grid.point_settings(j.settings, j.seeds), scale=j.settings["preset"], sweep=sweep,
+                                  value=j.value, dataset_size=j.T,
+                                  pack={"runs": len(jobs), "models": models, "checkpoint": args.checkpoint})
+
+    def finished(i: int, table) -> None:   # this job's results wait beside the pack until it is done
+        results.write_parquet(table, kept[i], meta(i))
+
+    pack, tables = train_jobs(jobs, params["device"], labels, args.checkpoint, jobs[0].settings["checkpoint_every_s"],
+                              desc=f"{sweep} pack of {len(jobs)} jobs ({models} models)", on_job=finished, skip=done)
+    for i in range(len(jobs)):
+        if args.attention and i not in done:
+            results.write_parquet(attention_maxima(pack.model, jobs[i], pack.positions[i], sweep), kept_att[i], meta(i))
+    for i, path in enumerate(args.runs):     # the pack is done: every output at once
+        if args.attention:
+            Path(args.attention[i]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(kept_att[i], args.attention[i])
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(kept[i], path)
+    for i in kept:
+        checkpoint.remove(kept[i])
+        checkpoint.remove(kept_att[i])
+    checkpoint.remove(args.checkpoint)
+    print(f"pack: wrote {len(args.runs)} run files", flush=True)
 
 
 def _aggregate(args) -> None:

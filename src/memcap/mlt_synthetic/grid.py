@@ -8,6 +8,7 @@ job (they share every shape), one Parquet per grid point.
 from __future__ import annotations
 
 import math
+import re
 
 from memcap import keys
 from memcap.errors import ParamsError
@@ -111,6 +112,18 @@ def run_name(sweeps: dict[str, dict], sweep: str, value: int, T: int, seeds: lis
     return f"{s['preset']}/{sweep}/{value}/T{T}-{settings_key_of(s, seeds)}.parquet"
 
 
+_RUN_PATH = re.compile(r"(?:.*/)?runs/(?P<preset>[a-z][a-z0-9_]*)/(?P<sweep>[A-Za-z0-9_]+)/(?P<value>\d+)/"
+                       r"T(?P<T>\d+)-(?P<key>[0-9a-f]+)\.parquet$")
+
+
+def parse_run_path(path: str) -> tuple[str, str, int, int, str]:
+    """(preset, sweep, value, T, key) of a run file's path (run_name below RUNS_ROOT)."""
+    m = _RUN_PATH.match(str(path))
+    if not m:
+        raise ParamsError(f"{path}: not a run file's path (<...>/runs/<preset>/<sweep>/<value>/T<T>-<key>.parquet)")
+    return m["preset"], m["sweep"], int(m["value"]), int(m["T"]), m["key"]
+
+
 def data_bytes(settings: dict, value: int, T: int) -> int:
     """Host memory of one job's data: every seed's (of the job's seed group) float32 queries, contexts and labels, built in place
     (memcap.tasks.mlt_data), plus one chunk of float64 draws and, for random contexts, the contexts an
@@ -144,6 +157,11 @@ def jobs(sweeps: dict[str, dict]) -> list[tuple[str, int, int, tuple[int, ...]]]
 def analysis_sweeps(sweeps: dict[str, dict]) -> list[str]:
     """The saturation sweeps (Fig 3): their jobs also write the max attention weights."""
     return [name for name, s in sweeps.items() if s["analysis"]]
+
+
+def mlt_num_steps(dataset_size: int, min_steps: int, epochs: int = 500, batch_size: int = 256) -> int:
+    """S = max(floor(500·T/256), min_steps): 'at least 500 epochs and at least min_steps steps'."""
+    return max(epochs * dataset_size // batch_size, min_steps)
 
 
 def shape(settings: dict, value: int) -> dict:

@@ -5,10 +5,7 @@ from __future__ import annotations
 import torch
 from torch.optim.lr_scheduler import CosineAnnealingLR, LinearLR, LRScheduler, SequentialLR
 
-
-def mlt_num_steps(dataset_size: int, min_steps: int, epochs: int = 500, batch_size: int = 256) -> int:
-    """S = max(floor(500·T/256), min_steps): 'at least 500 epochs and at least min_steps steps'."""
-    return max(epochs * dataset_size // batch_size, min_steps)
+from memcap.mlt_synthetic.grid import mlt_num_steps  # noqa: F401 (torch-free, there for the planners)
 
 
 def warmup_cosine(opt: torch.optim.Optimizer, total_steps: int) -> LRScheduler:

@@ -7,9 +7,11 @@ Faithful to the original protocol:
   the checkpoint with the lowest full-train loss is the one reported (accuracy, or MSE);
   early stop once train accuracy is exactly 1.0 (classification only; off for saturation runs).
 
-M models (one per seed) train in one batched computation; each keeps its own data, init, shuffling
-and early stop, so model m's result does not depend on which other models share its batch.
-`train_point` runs one grid point (settings from memcap.mlt_synthetic.grid) and returns its table of runs.
+M models train in one batched computation: the seeds of a grid point, or a pack of many grid points
+(memcap.mlt_synthetic.pack), each with its own T and so its own step count and schedule. Each keeps
+its own data, init, shuffling and early stop, so model m's result does not depend on which other
+models share its batch; a model that is done leaves the batch. `train_point` runs one grid point,
+`train_jobs` a pack of jobs, each returning a table of runs per job.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import pandas as pd
 import torch
@@ -24,14 +27,16 @@ import torch.nn.functional as F
 
 from memcap import checkpoint as ckpt
 from memcap.errors import TrainingFailed
-from memcap.lean_adam import LeanAdam
-from memcap.mlt_synthetic.grid import EVAL_BATCH, shape
+from memcap.mlt_synthetic.batches import BatchStream
+from memcap.mlt_synthetic.grid import EVAL_BATCH
+from memcap.mlt_synthetic.pack import Job, build, job_rows
 from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_shared_grad import shared_context_grads
 from memcap.progress import Progress
 from memcap.runtime import pick_device
-from memcap.tasks.mlt_data import MLTData, make_data
+from memcap.stacked_adam import StackedAdam
+from memcap.tasks.mlt_data import MLTData
 
 
 @dataclass
@@ -67,259 +72,299 @@ def _example_loss(out: torch.Tensor, labels: torch.Tensor, classification: bool)
     return F.mse_loss(out[..., 0], labels, reduction="none")
 
 
-def _loss_and_hits(out: torch.Tensor, labels: torch.Tensor, classification: bool):
-    """Per-model summed loss, correct count and memorized bits over a batch: out (M, B, C), labels (M, B).
+def _loss_and_hits(out: torch.Tensor, labels: torch.Tensor, classification: bool, valid=None):
+    """Per-model summed loss, correct count and memorized bits over a batch: out (M, B, C), labels (M, B);
+    valid (M, B): the rows that count (a pack's models of smaller T), None: all.
 
     Memorized bits of an example = max(0, log2 C − its NLL in bits): what the model knows about the
     label beyond chance (the bits-per-parameter measure of the report).
     """
     loss = _example_loss(out, labels, classification)
+    if valid is not None:
+        loss = torch.where(valid, loss, 0.0)
     if classification:
-        hits = (out.argmax(-1) == labels).sum(1)
-        bits = (math.log2(out.shape[-1]) - loss / math.log(2)).clamp(min=0).sum(1)
-        return loss.sum(1), hits, bits
+        hits = out.argmax(-1) == labels
+        bits = (math.log2(out.shape[-1]) - loss / math.log(2)).clamp(min=0)
+        if valid is not None:
+            hits, bits = hits & valid, torch.where(valid, bits, 0.0)
+        return loss.sum(1), hits.sum(1), bits.sum(1)
     return loss.sum(1), torch.zeros_like(loss[:, 0]), torch.full_like(loss[:, 0], float("nan"))
 
 
+EVAL_BYTES = 2 << 30   # device memory an evaluation chunk may take: a large pack evaluates in slices
+
+
+def _eval_slices(model: MLTAttention, data: MLTData, rows: int) -> list[list[int]]:
+    """Models evaluated together: as many as keep a chunk of `rows` examples under EVAL_BYTES. Each
+    model's numbers do not depend on the slicing (its rows are chunked the same either way)."""
+    H, n, d, C = model.heads, model.context_size, model.input_dim, model.out_dim
+    per_model = 4 * rows * (4 * H * n + 3 * C + 2 * d + (0 if data.shared else 4 * n * d))
+    k = max(1, EVAL_BYTES // per_model)
+    M = model.num_models
+    return [list(range(a, min(a + k, M))) for a in range(0, M, k)]
+
+
 @torch.no_grad()
-def evaluate(model: MLTAttention, data: MLTData, classification: bool, batch_size: int = 8192):
-    """Full-train-set loss and accuracy per model, in order (the original's unshuffled loader)."""
-    M, T = data.queries.shape[:2]
-    loss = torch.zeros(M, device=data.queries.device, dtype=torch.float64)
+def evaluate(model: MLTAttention, data: MLTData, classification: bool, batch_size: int = EVAL_BATCH):
+    """Full-train-set loss and accuracy per model, in order (the original's unshuffled loader), and
+    memorized bits; every model's own T rows in chunks of batch_size."""
+    M, device = model.num_models, data.query_rows.device
+    loss = torch.zeros(M, device=device, dtype=torch.float64)
     hits, bits = torch.zeros_like(loss), torch.zeros_like(loss)
-    for start in range(0, T, batch_size):
-        idx = torch.arange(start, min(start + batch_size, T), device=loss.device).expand(M, -1)
-        q, c, y = data.batch(idx)
-        l, h, b = _loss_and_hits(model(q, c), y, classification)
-        loss += l.double()
-        hits += h.double()
-        bits += b.double()
-    return loss / T, hits / T, bits
+    slices = _eval_slices(model, data, batch_size)
+    for keep in slices:
+        sub_model = model if len(slices) == 1 else model.select(keep)
+        sub_data = data if len(slices) == 1 else data.select(keep)
+        at = torch.tensor(keep, device=device)
+        T = max(sub_data.sizes)
+        for start in range(0, T, batch_size):
+            idx = torch.arange(start, min(start + batch_size, T), device=device).expand(len(keep), -1)
+            valid = None
+            if min(sub_data.sizes) < start + idx.shape[1]:   # a model with fewer rows: mask its tail
+                valid = idx < sub_data.size_of[:, None]
+                idx = torch.minimum(idx, sub_data.size_of[:, None] - 1)
+            q, c, y = sub_data.batch(idx)
+            l, h, b = _loss_and_hits(sub_model(q, c), y, classification, valid)
+            loss.index_add_(0, at, l.double())
+            hits.index_add_(0, at, h.double())
+            bits.index_add_(0, at, b.double())
+    return loss / data.size_of, hits / data.size_of, bits
 
 
-class _Shuffler:
-    """Per-model epoch permutations from per-model generators; its state is part of a checkpoint.
-
-    Several epochs' permutations are drawn on the CPU and copied to the device at once (about
-    PERMUTED_ROWS indices per model), so a small dataset (T = 550: a new epoch every ~2 steps) does not
-    copy to the GPU on the per-step path. Each generator draws the same permutations in the same order
-    as one epoch at a time would."""
-
-    PERMUTED_ROWS = 1 << 16
-
-    def __init__(self, seeds: list[int], size: int, device):
-        self.gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]
-        self.size, self.device, self.pos = size, device, size
-        self.ahead = max(1, self.PERMUTED_ROWS // size)    # epochs per draw
-        self.perms, self.epoch = None, 0                   # (M, epochs, size) on the device
-
-    def next(self, batch_size: int) -> torch.Tensor:
-        if self.pos >= self.size:  # new epoch; the last batch of an epoch may be short
-            self.epoch += 1
-            if self.perms is None or self.epoch >= self.perms.shape[1]:
-                self.perms = torch.stack([torch.stack([torch.randperm(self.size, generator=g)
-                                                       for _ in range(self.ahead)]) for g in self.gens]).to(self.device)
-                self.epoch = 0
-            self.pos = 0
-        idx = self.perms[:, self.epoch, self.pos:self.pos + batch_size]
-        self.pos += batch_size
-        return idx
-
-    def state(self):
-        return {"gens": [g.get_state() for g in self.gens], "pos": self.pos, "epoch": self.epoch,
-                "perms": None if self.perms is None else self.perms.cpu()}
-
-    def load(self, s):
-        for g, st in zip(self.gens, s["gens"]):
-            g.set_state(st)
-        self.pos, self.epoch = s["pos"], s["epoch"]
-        self.perms = None if s["perms"] is None else s["perms"].to(self.device)
-
-
-def train_step(model: MLTAttention, data: MLTData, shuffler: _Shuffler, opt, sched, batch_size: int,
+def train_step(model: MLTAttention, data: MLTData, batches: BatchStream, opt: StackedAdam,
                classification: bool) -> None:
     """One optimizer step of every model on its next batch (no host sync: nothing is read back)."""
-    q, c, y = data.batch(shuffler.next(batch_size))
+    idx, valid, rows = batches.next()
+    q, c, y = data.batch(idx)
     if c.dim() == 3:   # shared context: the same gradient without autograd's per-node cost
-        shared_context_grads(model, q, c, y, classification)
+        shared_context_grads(model, q, c, y, classification, rows, valid)
     else:
-        loss = _example_loss(model(q, c), y, classification).sum(1)  # no accuracy or bits: not read here
-        opt.zero_grad(set_to_none=True)
-        (loss / y.shape[1]).sum().backward()   # sum over models of each model's mean loss
+        loss = _example_loss(model(q, c), y, classification)   # no accuracy or bits: not read here
+        if valid is not None:
+            loss = loss * valid
+        for p in model.parameters():
+            p.grad = None
+        (loss.sum(1) / (y.shape[1] if rows is None else rows.view(-1))).sum().backward()   # Σ_m mean loss_m
     opt.step()
-    sched.step()
+
+
+@dataclass
+class _Best:
+    """Per model (dim 0): the lowest full-train loss so far, its accuracy, bits, step and parameters,
+    and the early-stop step (-1: running)."""
+    loss: torch.Tensor
+    acc: torch.Tensor
+    bits: torch.Tensor
+    step: torch.Tensor
+    done_at: torch.Tensor
+    state: dict
+
+    @classmethod
+    def start(cls, model: MLTAttention) -> "_Best":
+        M, device = model.num_models, model.pe.device
+        loss = torch.full((M,), float("inf"), dtype=torch.float64, device=device)
+        return cls(loss, torch.zeros_like(loss), torch.zeros_like(loss), torch.zeros(M, dtype=torch.long, device=device),
+                   torch.full((M,), -1, dtype=torch.long, device=device),
+                   {k: v.detach().clone() for k, v in model.named_parameters()})
+
+    @torch.no_grad()
+    def record(self, model, loss, acc, bits, step: int, eligible: torch.Tensor, early_stop: bool) -> None:
+        better = eligible & (self.done_at < 0) & (loss < self.loss)
+        self.loss.copy_(torch.where(better, loss, self.loss))
+        self.acc.copy_(torch.where(better, acc, self.acc))
+        self.bits.copy_(torch.where(better, bits, self.bits))
+        self.step.copy_(torch.where(better, torch.full_like(self.step, step), self.step))
+        for k, v in model.named_parameters():
+            mask = better.view(-1, *([1] * (v.dim() - 1)))
+            self.state[k].copy_(torch.where(mask, v, self.state[k]))
+        if early_stop:
+            stop = eligible & (self.done_at < 0) & (acc >= 1.0)
+            self.done_at.copy_(torch.where(stop, torch.full_like(self.done_at, step), self.done_at))
+
+    @torch.no_grad()
+    def keep(self, keep: list[int]) -> None:
+        index = torch.tensor(keep, device=self.loss.device)
+        for name in ("loss", "acc", "bits", "step", "done_at"):
+            setattr(self, name, getattr(self, name).index_select(0, index))
+        self.state = {k: v.index_select(0, index) for k, v in self.state.items()}
+
+    def tensors(self) -> dict:
+        return {"loss": self.loss, "acc": self.acc, "bits": self.bits, "step": self.step,
+                "done_at": self.done_at, "state": self.state}
 
 
 def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig, classification: bool,
-          checkpoint_path: str | None = None, progress: bool = True, desc: str = "train"):
-    """Train M models; return ([RunResult per model], best-checkpoint parameters (M, ...) dict)."""
-    device = data.queries.device
-    M, T = len(seeds), data.size
-    total = mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size)
-    opt = LeanAdam(model.parameters(), lr=cfg.lr)   # torch's fused Adam: one kernel for every parameter
-    sched = warmup_cosine(opt, total)
-    shuffler = _Shuffler(seeds, T, device)
-    best_loss = torch.full((M,), float("inf"), dtype=torch.float64, device=device)
-    best_acc = torch.zeros(M, dtype=torch.float64, device=device)
-    best_bits = torch.zeros(M, dtype=torch.float64, device=device)
-    best_step = torch.zeros(M, dtype=torch.long, device=device)
-    done_at = torch.full((M,), -1, dtype=torch.long, device=device)   # early-stop step, -1: running
-    best_state = {k: v.detach().clone() for k, v in model.state_dict().items() if k != "pe"}
-    step = 0
+          checkpoint_path: str | None = None, progress: bool = True, desc: str = "train",
+          on_finish: Callable[[dict[int, RunResult]], None] | None = None, skip: set[int] = frozenset()):
+    """Train M models: a grid point's seeds, or a pack of many grid points (model and data stacked by
+    memcap.mlt_synthetic.pack; each model its own T, so its own step count and schedule).
 
-    # "format" 3: the shuffler keeps several epochs' permutations (older checkpoints are not resumed).
-    run_config = {"format": 3, "cfg": asdict(cfg), "seeds": seeds, "T": T, "classification": classification,
+    A model leaves the pack once it is done (early stop, or its last step): it costs no more work, and
+    `on_finish({position: RunResult})` hears of it at once. Models in `skip` never train (finished
+    elsewhere). Returns ([RunResult per model, None for skipped], best parameters (M, ...)); the model
+    then holds every model's best parameters."""
+    device = data.query_rows.device
+    M = len(seeds)
+    totals_T = list(data.sizes)
+    totals = [mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size) for T in totals_T]
+    full_shapes, full_mask = list(model.shapes), model.context_mask
+    run_config = {"format": 4, "cfg": asdict(cfg), "seeds": seeds, "sizes": list(data.sizes),
+                  "classification": classification, "skip": sorted(skip),
                   "device": str(device),   # resumed only on the device it was made on
-                  "model": [model.input_dim, model.heads, model.head_dim, model.context_size, model.out_dim]}
+                  "model": [model.input_dim, model.out_dim, model.shapes]}
     saved = ckpt.load(checkpoint_path, run_config)
+    active = [m for m in range(M) if m not in skip] if saved is None else list(saved["active"])
+    finished: dict[int, tuple[RunResult, dict]] = {} if saved is None else {
+        int(k): (RunResult(**r), st) for k, (r, st) in saved["finished"].items()}
+    failed: list[int] = [] if saved is None else list(saved["failed"])
+    first_params = {k: v.detach()[:1].clone() for k, v in model.named_parameters()}   # a shape for skipped rows
+
+    def keep_active(keep: list[int]) -> None:   # positions within the active models
+        model.keep(keep)
+        nonlocal data
+        data = data.select(keep)
+
+    keep_active([m for m in range(M) if m in set(active)])
+    act_totals = [totals[m] for m in active]
+    last_steps = set(act_totals)   # a model's last step is evaluated, whatever eval_every says
+    batches = BatchStream([seeds[m] for m in active], list(data.sizes), cfg.batch_size, device)
+    opt = StackedAdam(list(model.parameters()), cfg.lr, act_totals, warmup_cosine)
+    best = _Best.start(model)
+    step = 0
     if saved is not None:
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
-        sched.load_state_dict(saved["sched"])
-        shuffler.load(saved["shuffler"])
-        best_loss, best_acc, best_bits, best_step, done_at = (
-            saved[k].to(device) for k in ("best_loss", "best_acc", "best_bits", "best_step", "done_at"))
-        best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
+        batches.load(saved["batches"])
+        best = _Best(**{k: v.to(device) for k, v in saved["best"].items() if k != "state"},
+                     state={n: t.to(device) for n, t in saved["best"]["state"].items()})
         step = saved["step"]
-        print(f"{desc}: resumed from checkpoint {checkpoint_path} at step {step}/{total}", flush=True)
+        print(f"{desc}: resumed from checkpoint {checkpoint_path} at step {step}/{max(totals)} "
+              f"({len(active)} of {M} models still training)", flush=True)
     clock = ckpt.TrainingClock(saved)
 
     def checkpoint_now():
         ckpt.save(checkpoint_path, {
-            "model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-            "shuffler": shuffler.state(), "best_loss": best_loss, "best_acc": best_acc, "best_bits": best_bits,
-            "best_step": best_step, "done_at": done_at, "best_state": best_state, "step": step,
-            **clock.state()}, run_config)
+            "model": model.state_dict(), "opt": opt.state_dict(), "batches": batches.state(),
+            "best": best.tensors(), "step": step, "active": active, "failed": failed,
+            "finished": {m: (asdict(r), st) for m, (r, st) in finished.items()}, **clock.state()}, run_config)
 
     def evaluate_and_record():
+        eligible = [step % cfg.eval_every == 0 or step == t for t in act_totals]
         loss, acc, bits = evaluate(model, data, classification, cfg.eval_batch_size)
-        running = done_at < 0
-        better = running & (loss < best_loss)
-        best_loss.copy_(torch.where(better, loss, best_loss))
-        best_acc.copy_(torch.where(better, acc, best_acc))
-        best_bits.copy_(torch.where(better, bits, best_bits))
-        best_step.copy_(torch.where(better, torch.full_like(best_step, step), best_step))
-        with torch.no_grad():
-            for k, v in model.state_dict().items():
-                if k in best_state:
-                    mask = better.view(-1, *([1] * (v.dim() - 1)))
-                    best_state[k].copy_(torch.where(mask, v, best_state[k]))
-        if classification and cfg.early_stop:
-            done_at.copy_(torch.where(running & (acc >= 1.0), torch.full_like(done_at, step), done_at))
+        best.record(model, loss, acc, bits, step, torch.tensor(eligible, device=device),
+                    classification and cfg.early_stop)
+
+    def retire() -> None:
+        """Models that are done leave the pack; their results are final."""
+        nonlocal active, act_totals
+        done_at = best.done_at.tolist()
+        out = [i for i, (d, t) in enumerate(zip(done_at, act_totals)) if d >= 0 or step >= t]
+        if not out:
+            return
+        losses, steps = best.loss.tolist(), best.step.tolist()
+        new = {}
+        for i in out:
+            m, stopped = active[i], done_at[i] >= 0
+            ran = done_at[i] if stopped else step
+            if not math.isfinite(losses[i]) or (ran > 0 and steps[i] == 0):   # learned nothing: refused
+                failed.append(m)
+                continue
+            r = RunResult(mem_acc=float(best.acc[i]) if classification else float("nan"), mem_loss=losses[i],
+                          memorized_bits=float(best.bits[i]), best_step=steps[i], steps_run=ran,
+                          steps_planned=totals[m], early_stopped=stopped, wall_time_s=clock.seconds(),
+                          segments=clock.segments)
+            finished[m] = (r, {k: v[i:i + 1].clone() for k, v in best.state.items()})
+            new[m] = r
+        keep = [i for i in range(len(active)) if i not in set(out)]
+        active, act_totals = [active[i] for i in keep], [act_totals[i] for i in keep]
+        last_steps.clear()
+        last_steps.update(act_totals)
+        if keep:
+            keep_active(keep)
+            opt.keep(keep, list(model.parameters()))
+            batches.keep(keep)
+            best.keep(keep)
+        if on_finish and new:
+            on_finish(new)
 
     last_save = time.monotonic()
-    bar = Progress(total, step, desc, enabled=progress)
-    if step == 0:
+    bar = Progress(max(totals), step, desc, enabled=progress)
+    if step == 0 and active:
         evaluate_and_record()
-    # done_at changes only at evaluations: read it on the host there, not at every step (on a GPU each
-    # read waits for the device)
-    running = bool((done_at < 0).any())
+        retire()
     with ckpt.StopRequest() as stop:
-        while step < total and running:
-            train_step(model, data, shuffler, opt, sched, cfg.batch_size, classification)
+        while active:
+            train_step(model, data, batches, opt, classification)
             step += 1
             bar.update(1)
-            if step % cfg.eval_every == 0 or step == total:
+            if step % cfg.eval_every == 0 or step in last_steps:
                 evaluate_and_record()
-                running = bool((done_at < 0).any())
-                bar.log(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
-                if checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
+                bar.log(best_loss=float(best.loss.mean()), **({"best_acc": float(best.acc.mean())} if classification else {}),
+                        **({"models": len(active)} if M > 1 and len(set(totals)) > 1 else {}))
+                retire()
+                if active and checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
                     checkpoint_now()
                     last_save = time.monotonic()
-            if stop.requested:   # SIGTERM: keep everything trained so far, then exit as killed
+            if stop.requested and active:   # SIGTERM: keep everything trained so far, then exit as killed
                 if checkpoint_path:
                     checkpoint_now()
-                print(f"{desc}: stopped by SIGTERM at step {step}/{total}"
+                print(f"{desc}: stopped by SIGTERM at step {step}/{max(totals)}"
                       f"{'; checkpoint saved' if checkpoint_path else ''}", flush=True)
                 raise SystemExit(ckpt.StopRequest.EXIT_CODE)
-    bar.close(best_loss=float(best_loss.mean()), **({"best_acc": float(best_acc.mean())} if classification else {}))
+    results = [finished[m][0] if m in finished else None for m in range(M)]
+    bar.close(**({"best_acc": sum(r.mem_acc for r in results if r) / max(1, len(finished))} if classification else {}),
+              best_loss=sum(r.mem_loss for r in results if r) / max(1, len(finished)))
 
-    _refuse_untrained(seeds, best_loss, best_step, done_at, step, cfg)
-    results = []
-    for m in range(M):
-        stopped = int(done_at[m]) >= 0
-        results.append(RunResult(
-            mem_acc=float(best_acc[m]) if classification else float("nan"),
-            mem_loss=float(best_loss[m]), memorized_bits=float(best_bits[m]), best_step=int(best_step[m]),
-            steps_run=int(done_at[m]) if stopped else step, steps_planned=total, early_stopped=stopped,
-            wall_time_s=clock.seconds(), segments=clock.segments))
+    # The model now holds each model's best parameters (a skipped or failed one: the first's, unused).
+    best_state = {k: torch.cat([finished[m][1][k] if m in finished else first_params[k] for m in range(M)]).to(device)
+                  for k in first_params}
+    model.restore(best_state, full_shapes, full_mask)
+    if failed:
+        raise TrainingFailed(f"seeds {[seeds[m] for m in sorted(failed)]}: training ended no better than the "
+                             f"initialisation (T = {[totals_T[m] for m in sorted(failed)]}, lr {cfg.lr}); nothing "
+                             f"is written for them. Check lr, batch_size and the steps in params.yaml")
     return results, best_state
 
 
-def _refuse_untrained(seeds, best_loss, best_step, done_at, step, cfg: TrainConfig) -> None:
-    """A model whose loss was never finite, or never went below its step-0 evaluation although it
-    trained, has learned nothing: recording its initialisation as a result would be a lie."""
-    trained = (done_at != 0) & (step > 0)
-    failed = [s for s, loss, best, t in zip(seeds, best_loss.tolist(), best_step.tolist(), trained.tolist())
-              if not math.isfinite(loss) or (t and best == 0)]
-    if failed:
-        raise TrainingFailed(f"seeds {failed}: training ended no better than the initialisation (best loss "
-                             f"{[round(float(x), 6) for x in best_loss.tolist()]} at steps {best_step.tolist()}, "
-                             f"lr {cfg.lr}, {step} steps); nothing is written. Check lr, batch_size and the "
-                             f"steps in params.yaml")
+def train_jobs(jobs: list[Job], device="auto", labels: dict | None = None, checkpoint_path: str | None = None,
+               checkpoint_every_s: float = 300.0, progress: bool = True, desc: str = "pack",
+               on_job: Callable[[int, pd.DataFrame], None] | None = None, skip: set[int] = frozenset()):
+    """Train the jobs of one sweep as one pack (memcap.mlt_synthetic.pack); return (pack, {job index:
+    its runs table}). `on_job(i, table)` hears of each job as soon as all its models are done; jobs in
+    `skip` (finished elsewhere) are not trained. labels: columns put first in every row."""
+    device = pick_device(device) if isinstance(device, str) else device
+    pack = build(jobs, device)
+    s = jobs[0].settings
+    # How often to checkpoint changes no result: it is an argument, not part of the settings.
+    cfg = TrainConfig(lr=s["lr"], batch_size=s["batch_size"], epochs=s["epochs"], min_steps=s["min_steps"],
+                      eval_every=s["eval_every"], early_stop=s["early_stop"], checkpoint_every_s=checkpoint_every_s)
+    results: dict[int, RunResult] = {}
+    tables: dict[int, pd.DataFrame] = {}
+
+    def job_done(new: dict[int, RunResult]) -> None:
+        results.update(new)
+        for i, pos in enumerate(pack.positions):
+            if i not in tables and i not in skip and all(p in results for p in pos):
+                tables[i] = job_rows(jobs[i], results, pos, len(pack.seeds), device, labels)
+                if on_job:
+                    on_job(i, tables[i])
+
+    skipped = {p for i in skip for p in pack.positions[i]}
+    final, _ = train(pack.model, pack.data, pack.seeds, cfg, s["task"] == "classification", checkpoint_path,
+                     progress, desc, on_finish=job_done, skip=skipped)
+    job_done({p: r for p, r in enumerate(final) if r is not None})   # those finished before a resume
+    return pack, tables
 
 
 def train_point(settings: dict, value: int, dataset_size: int, device="auto", labels: dict | None = None,
                 checkpoint_path: str | None = None, checkpoint_every_s: float = 300.0, progress: bool = True,
                 desc: str | None = None):
-    """Train every seed of one grid point; return (runs DataFrame, best weights, model).
+    """Train every seed of one grid point (a pack of one job); return (runs DataFrame, pack).
 
     settings: resolved sweep settings (memcap.mlt_synthetic.grid.sweep_settings, or any dict with the same keys);
     value replaces the swept quantity; device: 'auto' | 'cpu' | 'cuda' or a torch.device; labels:
     columns put first in every row (the family CLI passes family, sweep and scale).
     """
-    s = settings
-    shp = shape(s, value)
-    classification = s["task"] == "classification"
-    out_dim = s["num_classes"] if classification else 1
-    device = pick_device(device) if isinstance(device, str) else device
-    seeds = [int(x) for x in s["seeds"]]
-
-    data = make_data(seeds, dataset_size=dataset_size, context_size=shp["context_size"],
-                     input_dim=s["input_dim"], context=s["context"], task=s["task"],
-                     num_classes=s["num_classes"]).to(device)
-    model = MLTAttention(seeds, input_dim=s["input_dim"], heads=shp["heads"],
-                         context_size=shp["context_size"], head_dim=shp["head_dim"],
-                         out_dim=out_dim).to(device)
-    # How often to checkpoint changes no result: it is an argument, not part of the settings.
-    cfg = TrainConfig(lr=s["lr"], batch_size=s["batch_size"], epochs=s["epochs"], min_steps=s["min_steps"],
-                      eval_every=s["eval_every"], early_stop=s["early_stop"],
-                      checkpoint_every_s=checkpoint_every_s)
-    results, best = train(model, data, seeds, cfg, classification, checkpoint_path, progress,
-                          desc=desc or f"{s['vary']}={value} T={dataset_size}")
-
-    rows = []
-    for seed, r in zip(seeds, results):
-        rows.append({
-            **(labels or {}), "vary": s["vary"], "x": value,
-            "task": s["task"], "context": s["context"], "dataset_size": dataset_size,
-            "heads": shp["heads"], "context_size": shp["context_size"],
-            "head_dim": shp["head_dim"] or s["input_dim"], "input_dim": s["input_dim"],
-            "num_classes": out_dim, "seed": seed, **asdict(r),
-            "param_count": model.shared_params, "lr": s["lr"], "batch_size": s["batch_size"],
-            "min_steps": s["min_steps"], "device": str(device), "models_in_job": len(seeds),
-        })
-    return pd.DataFrame(rows), best, model
-
-
-@torch.no_grad()
-def attention_maxima(model: MLTAttention, best: dict, settings: dict, dataset_size: int,
-                     sweep: str) -> pd.DataFrame:
-    """Max attention weight per (seed, example, head) of the best checkpoint (Fig 3's raw data)."""
-    s = settings
-    model.load_state_dict({**model.state_dict(), **best})
-    seeds = [int(x) for x in s["seeds"]]
-    n = model.context_size
-    data = make_data(seeds, dataset_size=dataset_size, context_size=n, input_dim=s["input_dim"],
-                     context=s["context"], task=s["task"], num_classes=s["num_classes"]).to(model.pe.device)
-    idx = torch.arange(dataset_size, device=model.pe.device).expand(len(seeds), -1)
-    q, c, _ = data.batch(idx)
-    alpha = model.attention(q, c).amax(-1).cpu()            # (M, T, H)
-    M, T, H = alpha.shape
-    return pd.DataFrame({
-        "sweep": sweep, "heads": model.heads, "dataset_size": dataset_size,
-        "seed": torch.tensor(seeds).repeat_interleave(T * H).numpy(),
-        "example": torch.arange(T).repeat_interleave(H).repeat(M).numpy(),
-        "head": torch.arange(H).repeat(M * T).numpy(),
-        "max_attention": alpha.reshape(-1).numpy(),
-    })
+    pack, tables = train_jobs([Job(settings, value, dataset_size)], device, labels, checkpoint_path,
+                              checkpoint_every_s, progress, desc or f"{settings['vary']}={value} T={dataset_size}")
+    return tables[0], pack

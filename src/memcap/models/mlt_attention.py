@@ -15,10 +15,17 @@ A_h = W_K^h (W_Q^h)^T when d_h is near d, else E·(W_K^h ((W_Q^h)^T e)).
 Every parameter has a leading "models" dimension M: M independent models (e.g. seeds of one grid
 point) train in one batched computation. Adam is elementwise and the loss is a sum of per-model
 losses, so batching changes nothing about each model's training.
+
+`MLTAttention.stack` packs models of different shapes (a pack of a sweep's grid points): heads and
+head columns beyond a model's own are zero, and stay zero (with W_V^h = W_O^h = 0 a head adds nothing
+and gets no gradient; a zero W_Q/W_K column gets none either), and context tokens beyond a model's n
+are masked out of the softmax (weight exactly 0, so no gradient). Each model computes what it alone
+would, up to the order of float sums.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
@@ -33,6 +40,11 @@ def sinusoidal_pe(positions: int, width: int) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(pos * freq)
     pe[:, 1::2] = torch.cos(pos * freq[: width // 2])
     return pe.float()
+
+
+def param_count(d: int, heads: int, head_dim: int, out_dim: int) -> int:
+    """Parameters of one model, e.g. 10,660 + 8,320·H for d = d_h = 64, C = 100."""
+    return d * d + d + 2 * heads * d * head_dim + 2 * heads * d + d * out_dim + out_dim
 
 
 def _uniform(shape, bound: float, gen: torch.Generator) -> torch.Tensor:
@@ -70,11 +82,84 @@ class MLTAttention(nn.Module):
             tensors["dec_b"].append(_uniform((out_dim,), lin, g))
         for name, parts in tensors.items():
             setattr(self, name, nn.Parameter(torch.stack(parts)))
+        self.shapes = [(H, dh, context_size)] * M        # each model's own (heads, head_dim, n)
+        self.register_buffer("context_mask", None, persistent=False)   # (M, n): 0, or -inf: a padded token
+
+    @classmethod
+    def stack(cls, models: list["MLTAttention"]) -> "MLTAttention":
+        """One module holding every model of `models` (in order), padded to the largest heads, head
+        size and context size (see the module docstring). Same d and outputs required."""
+        first = models[0]
+        if {(m.input_dim, m.out_dim) for m in models} != {(first.input_dim, first.out_dim)}:
+            raise ValueError("MLTAttention.stack: every model needs the same input_dim and out_dim")
+        H = max(m.heads for m in models)
+        dh = max(m.head_dim for m in models)
+        n = max(m.context_size for m in models)
+        out = cls.__new__(cls)
+        nn.Module.__init__(out)
+        out.input_dim, out.head_dim, out.heads, out.out_dim = first.input_dim, dh, H, first.out_dim
+        out.context_size, out.num_models = n, sum(m.num_models for m in models)
+        out.register_buffer("pe", sinusoidal_pe(n + 1, first.input_dim))   # row p depends on p alone
+        for name, _ in first.named_parameters():
+            parts = []
+            for m in models:
+                t = getattr(m, name).detach()
+                pad = {"w_q": (0, dh - m.head_dim, 0, 0, 0, H - m.heads),
+                       "w_k": (0, dh - m.head_dim, 0, 0, 0, H - m.heads),
+                       "w_v": (0, 0, 0, H - m.heads), "w_o": (0, 0, 0, H - m.heads)}.get(name)
+                parts.append(nn.functional.pad(t, pad) if pad else t)
+            setattr(out, name, nn.Parameter(torch.cat(parts)))
+        out.shapes = [shape for m in models for shape in m.shapes]
+        mask = torch.zeros(out.num_models, n)
+        for i, (_, _, own) in enumerate(out.shapes):
+            mask[i, own:] = float("-inf")
+        out.register_buffer("context_mask", mask if bool(mask.isinf().any()) else None, persistent=False)
+        return out
+
+    def select(self, keep: list[int]) -> "MLTAttention":
+        """The models at positions `keep` as a module of their own (a copy of their parameters)."""
+        out = copy.copy(self)
+        out._parameters, out._buffers = dict(self._parameters), dict(self._buffers)
+        index = torch.tensor(keep, device=self.pe.device)
+        for name, p in self.named_parameters():
+            out._parameters[name] = nn.Parameter(p.detach().index_select(0, index))
+        if self.context_mask is not None:
+            out._buffers["context_mask"] = self.context_mask.index_select(0, index)
+        out.shapes, out.num_models = [self.shapes[k] for k in keep], len(keep)
+        return out
+
+    @torch.no_grad()
+    def keep(self, keep: list[int]) -> None:
+        """In place: only the models at positions `keep` remain (a pack whose other models finished)."""
+        index = torch.tensor(keep, device=self.pe.device)
+        for name, p in list(self.named_parameters()):   # new leaves: autograd keeps a leaf's old shape
+            setattr(self, name, nn.Parameter(p.detach().index_select(0, index)))
+        if self.context_mask is not None:
+            self.context_mask = self.context_mask.index_select(0, index)
+        self.shapes, self.num_models = [self.shapes[k] for k in keep], len(keep)
+
+    @torch.no_grad()
+    def restore(self, params: dict[str, torch.Tensor], shapes: list, context_mask) -> None:
+        """In place: every model back, with these parameters (M, ...) (the trainer's best checkpoint)."""
+        for name, _ in list(self.named_parameters()):
+            setattr(self, name, nn.Parameter(params[name]))
+        self.shapes, self.num_models, self.context_mask = list(shapes), len(shapes), context_mask
+
+    def param_count(self, m: int = 0) -> int:
+        """Parameters of model m as it stands alone (the paper's P)."""
+        H, dh, _ = self.shapes[m]
+        return param_count(self.input_dim, H, dh, self.out_dim)
 
     @property
     def shared_params(self) -> int:
-        """Parameters of one model (the paper's P), e.g. 10,660 + 8,320·H for d=64, C=100."""
-        return sum(p[0].numel() for p in self.parameters())
+        """Parameters of one model of a grid point (every model has the same shape)."""
+        return self.param_count(0)
+
+    def masked(self, logits: torch.Tensor) -> torch.Tensor:
+        """logits (M, B, H, n) with a padded context token's logit at -inf (in place)."""
+        if self.context_mask is not None:
+            logits.add_(self.context_mask[:, None, None, :])
+        return logits
 
     def embed(self, x: torch.Tensor, positions: slice) -> torch.Tensor:
         """x: (M, ..., L, d) raw rows -> embedded rows + PE at `positions` (L of them).
@@ -110,7 +195,7 @@ class MLTAttention(nn.Module):
                 qh = torch.einsum("mbd,mhde->mbhe", q, self.w_q)               # (M, B, H, dh)
                 u = torch.einsum("mbhe,mhde->mbhd", qh, self.w_k)
             logits = torch.einsum("mbnd,mbhd->mbhn", ctx, u)
-        return (logits * scale).softmax(-1)
+        return self.masked(logits * scale).softmax(-1)
 
     def forward(self, queries: torch.Tensor, contexts: torch.Tensor, return_attention: bool = False):
         """queries (M, B, d); contexts (M, n, d) shared or (M, B, n, d) -> outputs (M, B, out_dim)."""

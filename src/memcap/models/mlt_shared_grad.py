@@ -18,11 +18,12 @@ from memcap.models.mlt_attention import MLTAttention
 
 @torch.no_grad()
 def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: torch.Tensor,
-                         labels: torch.Tensor, classification: bool) -> None:
+                         labels: torch.Tensor, classification: bool, rows=None, valid=None) -> None:
     """Set every parameter's .grad to the gradient of Σ_m mean_b loss_m (the trainer's objective).
 
     queries (M, B, d), context (M, n, d) shared by the batch, labels (M, B): class indices, or targets
-    for the squared error of the first output."""
+    for the squared error of the first output. In a pack a model's batch may be shorter than B (its
+    epoch's last): valid (M, B) marks its rows, rows (M, 1, 1) counts them (else every row counts)."""
     m = model
     M, B, d = queries.shape
     H, n, dh = m.heads, m.context_size, m.head_dim
@@ -42,7 +43,7 @@ def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: to
     else:
         q = torch.baddbmm(q0, queries, m.emb_w)                                  # (M, B, d)
         logits = torch.bmm(q, keys.transpose(1, 2))
-    alpha = logits.mul_(scale).view(M, B, H, n).softmax(-1)
+    alpha = m.masked(logits.mul_(scale).view(M, B, H, n)).softmax(-1)
     values = torch.bmm(m.w_v, e.transpose(1, 2))                                 # (M, H, n): v per head
     heads = (alpha * values[:, None]).sum(-1)                                    # (M, B, H)
     # W_O then W_D is one H x C map: formed once a step, it spares the (B x d)(d x C) product per
@@ -57,7 +58,9 @@ def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: to
     else:
         g_out = torch.zeros_like(out)
         g_out[..., 0] = 2 * (out[..., 0] - labels)
-    g_out.div_(B)
+    g_out.div_(B if rows is None else rows)
+    if valid is not None:
+        g_out.mul_(valid[..., None])
 
     m.dec_b.grad = g_out.sum(1)
     g_readout = torch.bmm(heads.transpose(1, 2), g_out)                          # (M, H, C)

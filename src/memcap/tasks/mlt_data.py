@@ -19,29 +19,85 @@ TASKS = ("classification", "regression")
 
 @dataclass
 class MLTData:
-    """M datasets stacked: queries (M, T, d); contexts (M, n, d) if shared else (M, T, n, d)."""
+    """The datasets of M models, one after the other along the rows: model m's T_m examples are rows
+    offsets[m] .. offsets[m] + T_m of query_rows (ΣT, d), label_rows (ΣT,) and, for random contexts,
+    context_rows (ΣT, n, d); a shared context is context_rows (M, n, d). Models of one grid point have
+    equal T (then .queries, .contexts, .labels are the (M, T, ...) views); a pack
+    (memcap.mlt_synthetic.pack) mixes sizes, and no model's rows are padded to another's T (random
+    contexts are GBs a model)."""
 
-    queries: torch.Tensor
-    contexts: torch.Tensor
-    labels: torch.Tensor          # (M, T) long for classification, float for regression
+    query_rows: torch.Tensor
+    context_rows: torch.Tensor
+    label_rows: torch.Tensor      # long for classification, float for regression
     shared: bool
+    sizes: tuple[int, ...]        # T of each model
+
+    def __post_init__(self):
+        starts = [0]
+        for T in self.sizes[:-1]:
+            starts.append(starts[-1] + T)
+        self.offsets = torch.tensor(starts, device=self.query_rows.device)
+        self.size_of = torch.tensor(self.sizes, device=self.query_rows.device)
 
     @property
     def size(self) -> int:
-        return self.queries.shape[1]
+        """T, when every model has the same."""
+        if len(set(self.sizes)) != 1:
+            raise ValueError(f"models of different dataset sizes {sorted(set(self.sizes))}: use .sizes")
+        return self.sizes[0]
+
+    def _stacked(self, rows: torch.Tensor) -> torch.Tensor:
+        return rows.view(len(self.sizes), self.size, *rows.shape[1:])
+
+    @property
+    def queries(self) -> torch.Tensor:
+        return self._stacked(self.query_rows)
+
+    @property
+    def contexts(self) -> torch.Tensor:
+        return self.context_rows if self.shared else self._stacked(self.context_rows)
+
+    @property
+    def labels(self) -> torch.Tensor:
+        return self._stacked(self.label_rows)
 
     def to(self, device) -> "MLTData":
-        return MLTData(self.queries.to(device), self.contexts.to(device), self.labels.to(device), self.shared)
+        return MLTData(self.query_rows.to(device), self.context_rows.to(device), self.label_rows.to(device),
+                       self.shared, self.sizes)
+
+    def select(self, keep: list[int]) -> "MLTData":
+        """The datasets of models `keep` (positions), sharing these rows (a shared context is copied)."""
+        out = MLTData.__new__(MLTData)
+        out.query_rows, out.label_rows, out.shared = self.query_rows, self.label_rows, self.shared
+        out.sizes = tuple(self.sizes[k] for k in keep)
+        index = torch.tensor(keep, device=self.offsets.device)
+        out.offsets, out.size_of = self.offsets[index], self.size_of[index]
+        out.context_rows = self.context_rows.index_select(0, index) if self.shared else self.context_rows
+        return out
 
     def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Rows idx (M, B) of each model's dataset -> queries, contexts, labels."""
         M, B = idx.shape
-        T = self.queries.shape[1]
-        flat = (idx + torch.arange(M, device=idx.device)[:, None] * T).reshape(-1)   # rows of (M*T, ...)
+        flat = (idx + self.offsets[:, None]).reshape(-1)
 
         def rows(x: torch.Tensor) -> torch.Tensor:   # index_select: one copy, no advanced-indexing setup
-            return x.reshape(M * T, *x.shape[2:]).index_select(0, flat).view(M, B, *x.shape[2:])
-        return rows(self.queries), self.contexts if self.shared else rows(self.contexts), rows(self.labels)
+            return x.index_select(0, flat).view(M, B, *x.shape[1:])
+        return (rows(self.query_rows), self.context_rows if self.shared else rows(self.context_rows),
+                rows(self.label_rows))
+
+
+def stack(datasets: list[MLTData], context_size: int = 0) -> MLTData:
+    """Several models' datasets as one (a pack): rows one after the other; contexts of fewer tokens
+    than the longest (or than context_size) are padded with zero rows, which the model masks out
+    (MLTAttention.stack)."""
+    n = max(context_size, *(d.context_rows.shape[-2] for d in datasets))
+
+    def padded(c: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.pad(c, (0, 0, 0, n - c.shape[-2])) if c.shape[-2] < n else c
+    return MLTData(torch.cat([d.query_rows for d in datasets]),
+                   torch.cat([padded(d.context_rows) for d in datasets]),
+                   torch.cat([d.label_rows for d in datasets]), datasets[0].shared,
+                   tuple(T for d in datasets for T in d.sizes))
 
 
 from memcap.mlt_synthetic.grid import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
@@ -73,7 +129,7 @@ def draw_one(seed: int, dataset_size: int, context_size: int, input_dim: int, co
     """One dataset as numpy arrays (queries, context(s), labels)."""
     data = make_data([seed], dataset_size=dataset_size, context_size=context_size, input_dim=input_dim,
                      context=context, task=task, num_classes=num_classes)
-    return data.queries[0].numpy(), data.contexts[0].numpy(), data.labels[0].numpy()
+    return data.query_rows.numpy(), data.contexts[0].numpy(), data.label_rows.numpy()
 
 
 def make_data(seeds: list[int], dataset_size: int, context_size: int, input_dim: int, context: str,
@@ -88,4 +144,6 @@ def make_data(seeds: list[int], dataset_size: int, context_size: int, input_dim:
     y = np.empty((M, T), np.int64 if task == "classification" else np.float32)
     for m, seed in enumerate(seeds):
         fill_one(seed, q[m], c[m], y[m], task, num_classes)
-    return MLTData(torch.from_numpy(q), torch.from_numpy(c), torch.from_numpy(y), shared=context == "shared")
+    shared = context == "shared"
+    return MLTData(torch.from_numpy(q).view(M * T, d), torch.from_numpy(c if shared else c.reshape(M * T, n, d)),
+                   torch.from_numpy(y).view(M * T), shared, (T,) * M)

@@ -74,11 +74,10 @@ def run_case(common: dict, g: dict, seeds: list[int], rtol: float, device: torch
     cfg = TrainConfig(lr=g["lr"], batch_size=g["batch_size"], epochs=g["epochs"], min_steps=g["min_steps"],
                       eval_every=g["eval_every"], early_stop=False, checkpoint_every_s=-1)
     start = time.perf_counter()
-    results, best = train(model, data, seeds, cfg, classification=False, progress=progress,
+    results, _ = train(model, data, seeds, cfg, classification=False, progress=progress,
                           desc=f"theory GD H={H} T={T}")
     wall = time.perf_counter() - start
-    model.load_state_dict({**model.state_dict(), **best})
-    with torch.no_grad():
+    with torch.no_grad():   # the model holds each seed's best checkpoint
         idx = torch.arange(T, device=device).expand(len(seeds), -1)
         q, c, y = data.batch(idx)
         err = (model(q, c)[..., 0] - y).abs().double().cpu().numpy()          # (M, T)

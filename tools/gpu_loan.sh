@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One lent GPU machine's session (torch there, no Snakemake): the benchmark, then paper-settings MLT
+# sweeps as packs with the rules' own commands (tools/train_jobs.py), stopped by SIGTERM at the
+# deadline (each pack saves its checkpoint; the next call on the same machine resumes it). Results,
+# logs and the benchmark come back as one tarball in $OUT (the loan returns at most 8 files, 2 levels).
+#   bash tools/gpu_loan.sh DEADLINE_S [--no-bench] [SWEEP:SEEDS ...]     e.g. 540 scale_dh_shared:0,1
+set -uo pipefail
+DEADLINE=${1:?seconds}; shift
+BENCH=1
+if [ "${1:-}" = "--no-bench" ]; then BENCH=0; shift; fi
+START=$(date +%s)
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+if [ -d .whl ]; then   # what memcap needs beyond the machine's image (jsonschema for params validation)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+fi
+export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+if [ "$BENCH" = 1 ]; then
+  timeout 240 python3 benchmarks/train_throughput.py --device cuda --seconds 1 --project-seconds 0.25 \
+    --no-reference 2>&1 | tee "$OUT/bench.log"
+fi
+pids=()
+for spec in "$@"; do   # each sweep's packs in its own runner, all at once
+  sweep=${spec%%:*}; seeds=${spec#*:}
+  left=$(( DEADLINE - ($(date +%s) - START) ))
+  python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers 8 \
+    --deadline "$left" > "logs-$sweep.txt" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+cat logs-*.txt 2>/dev/null
+find logs/train_jobs -name "*.log" 2>/dev/null | sort | xargs -r tail -n 2 | tail -n 80
+tar czf "$OUT/results.tgz" results/mlt_synthetic/runs results/mlt_synthetic/attention logs/train_jobs logs-*.txt 2>/dev/null
+ls checkpoints/mlt_synthetic/packs checkpoints/mlt_synthetic/finished 2>/dev/null | head -50
+echo "gpu_loan: $(( $(date +%s) - START )) s"
