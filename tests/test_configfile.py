@@ -42,11 +42,12 @@ def test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite(project):
     # shell without Snakemake's environment, it trains the --configfile settings again, to the same numbers.
     log = (project.root / log_of(tiny_run)).read_text()
     rerun = next(line for line in log.splitlines() if line.startswith("memcap: rerun this job with: "))
-    command = rerun.removeprefix("memcap: rerun this job with: ").replace(tiny_run, "pasted.parquet")
+    pasted_run = "pasted/" + tiny_run.split("results/mlt_synthetic/")[1]   # a run's path elsewhere: runs/<preset>/...
+    command = rerun.removeprefix("memcap: rerun this job with: ").replace(tiny_run, pasted_run)
     assert "--params " in command and "tiny" not in command.split("--params ")[1]   # the resolved file
     env = {k: v for k, v in __import__("os").environ.items() if k != "MEMCAP_PARAMS"}
     project.run("bash", "-c", command, env=env)
-    pasted = pd.read_parquet(project.root / "pasted.parquet")
+    pasted = pd.read_parquet(project.root / pasted_run)
     assert list(pasted["seed"]) == [7] and set(pasted["steps_planned"]) == {20}
     timing = ["wall_time_s", "segments"]
     pd.testing.assert_frame_equal(pasted.drop(columns=timing), pd.read_parquet(project.root / tiny_run).drop(columns=timing))

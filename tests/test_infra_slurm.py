@@ -122,16 +122,27 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
          "device=auto", "--", project.run_path("mlt_synthetic", "scale_head_shared", 2, 32)],
         cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
 
-    # `dvc repro` with the SLURM profiles from the environment: one new grid value submits exactly its
-    # training jobs plus the aggregate and figures jobs; the finished grid points are not redone.
-    project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=[2, 3]))
+    # `dvc repro` with the SLURM profiles from the environment, now packing (a GPU preset's
+    # pack_models): one new grid value's two jobs go as one pack job through sbatch, with its GPU, on
+    # the GPU partition, requeueable, plus the aggregate and figures jobs; the finished grid points are
+    # not redone. The pack job's own Snakemake reads the plan its scheduler made (MEMCAP_PACK_PLAN).
+    def one_more_value_packed(p):
+        p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=[2, 3])
+        p["resources"]["quick"]["train"].update(pack_models=8, pack_mem_mb=1000)
+    project.edit_params(one_more_value_packed)
     before = (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)).stat().st_mtime_ns
     repro = project.run("dvc", "repro", "mlt_synthetic", env={**env, "SNAKEMAKE_PROFILE": ih.SLURM_PROFILE_ENV},
                         timeout=600)
     rlog = repro.stdout + repro.stderr
-    rules = sorted(_rule_of(ih.show_job(j)) for j in ih.submitted_jobs(rlog))
-    assert rules == ["mlt_aggregate", "mlt_figures", "mlt_train", "mlt_train"], rlog[-3000:]
-    assert (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 3, 64)).exists(), rlog[-3000:]
+    jobs = [ih.show_job(j) for j in ih.submitted_jobs(rlog)]
+    rules = sorted(_rule_of(j) for j in jobs)
+    assert rules[:2] == ["mlt_aggregate", "mlt_figures"] and len(rules) == 3, rlog[-3000:]
+    pack = next(j for j in jobs if _rule_of(j).startswith("mlt_train_pack_"))
+    assert pack["JobState"] == "COMPLETED" and pack["Partition"] == "gpu" and pack["Requeue"] == "1", pack
+    assert pack["TresPerJob"] == f"gres:gpu:{ih.TRAIN_RES['gpu']}", pack
+    for T in SIZES:
+        made = pd.read_parquet(project.root / project.run_path("mlt_synthetic", "scale_head_shared", 3, T))
+        assert (made.models_in_job == 4).all(), made          # both jobs' seeds in one pack
     assert (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)).stat().st_mtime_ns == before
     runs = pd.read_parquet(project.root / "results/mlt_synthetic/tables/runs.parquet")
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [2, 3]

@@ -56,3 +56,32 @@ def test_same_params_give_identical_parquet_bytes(project):
     b = pd.read_parquet(project.root / "b.parquet").drop(columns="wall_time_s")
     pd.testing.assert_frame_equal(a, b)          # every number, bit for bit (wall time aside)
     assert results.read_provenance(project.root / "a.parquet") == results.read_provenance(project.root / "b.parquet")
+
+
+def test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists(project):
+    """resources pack_models > 1: the runs missing when the run starts train as packs (one job per
+    pack, its outputs the runs' usual files); a run that exists (a published one) is in no pack, so it
+    is neither retrained nor deleted, and the packed runs are the files a job alone would name."""
+    def packed(p):
+        _tiny(p)
+        p["mlt_synthetic"]["quick"].update(seeds=[0, 1, 2, 3], seeds_per_job=2)
+        p["resources"]["quick"]["train"].update(pack_models=8, pack_mem_mb=1000)
+    project.edit_params(packed)
+    kept = project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)   # seeds 0, 1
+    project.run("python", "-m", "memcap", "mlt_synthetic", "train", "--sweep", "scale_head_shared", "--value", "2",
+                "--dataset-size", "64", "--device", "cpu", "--settings-key", kept.stem.rsplit("-", 1)[1],
+                "--out", str(kept.relative_to(project.root)))
+    before = (kept.read_bytes(), kept.stat().st_mtime_ns)
+    dry = project.snakemake("-n", "mlt_synthetic").stdout
+    assert "mlt_train_pack_" in dry and "rule mlt_train:" not in dry, dry[-3000:]
+    project.snakemake("mlt_synthetic")
+    assert (kept.read_bytes(), kept.stat().st_mtime_ns) == before         # neither retrained nor deleted
+    runs = pd.read_parquet(project.root / "results/mlt_synthetic/tables/runs.parquet")
+    assert len(runs) == (2 + 2 + 1) * 4 and set(runs.seed) == {0, 1, 2, 3}
+    packed_runs = runs[(runs.sweep == "scale_head_shared") & (runs.models_in_job > 2)]
+    assert len(packed_runs) == 6                                           # 3 of its 4 jobs, in one pack
+    prov = results.read_provenance(project.root / project.run_path("mlt_synthetic", "scale_head_shared", 1, 64))
+    assert prov["pack"]["runs"] == 3 and prov["params"]["seeds"] == [0, 1]
+    assert not list(project.root.glob("checkpoints/mlt_synthetic/finished/**/*.parquet"))
+    again = project.snakemake("-n", "mlt_synthetic").stdout
+    assert "Nothing to be done" in again, again[-3000:]

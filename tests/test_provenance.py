@@ -94,6 +94,27 @@ def test_judge_clean_explained_and_untraceable(repo):
     assert judged[legacy] == ("explained", "the history says so")
 
 
+def test_a_result_made_by_a_later_commits_code_in_an_older_checkout_is_clean(repo, tmp_path_factory):
+    """A lent GPU machine gets the session's work tree on a copy whose HEAD is the session's first
+    commit: its results record that commit plus a difference. When the difference (changed files, new
+    modules, their hash) is exactly a later commit's, that commit made it; one byte more is untraceable."""
+    base = git(repo, "rev-parse", "HEAD")
+    elsewhere = tmp_path_factory.mktemp("device")
+    git(elsewhere, "clone", "-q", str(repo), ".")                     # the machine's copy, HEAD = base
+    (repo / "src/pkg/model.py").write_text("W = 2\n")
+    (repo / "src/pkg/new.py").write_text("X = 1\n")
+    git(repo, "add", "-A")
+    later = commit(repo, "the code the machine ran")
+    for rel in ("src/pkg/model.py", "src/pkg/new.py"):                # the work tree travels, not the history
+        (elsewhere / rel).write_text((repo / rel).read_text())
+    ran = _result(repo, "ran.parquet", {"git_commit": f"{base}-dirty", "code": provenance.code_state(elsewhere)})
+    (elsewhere / "src/pkg/new.py").write_text("X = 2\n")           # other code than any commit's
+    other = _result(repo, "other.parquet", {"git_commit": f"{base}-dirty", "code": provenance.code_state(elsewhere)})
+    assert provenance.judge(ran, results.read_provenance(repo / ran), {}, repo) == \
+        ("clean", f"made by the code of commit {later[:12]} (in a checkout of {base[:12]})")
+    assert provenance.judge(other, results.read_provenance(repo / other), {}, repo)[0] == "untraceable"
+
+
 def test_the_history_explains_a_dirty_result_only_if_no_code_changed_until_it_was_recorded(repo):
     c1 = git(repo, "rev-parse", "HEAD")
     (repo / "params.yaml").write_text("lr: 0.2\n")             # what a suite tool rewrites, no code

@@ -60,9 +60,9 @@ if ! log="$(dvc checkout "${targets[@]}" 2>&1)"; then
     runs="$(grep -E '^results/[^/]+/(runs|attention)/' <<<"$unsaved" || true)"
     derived="$(grep -vE '^results/[^/]+/(runs|attention)/' <<<"$unsaved" || true)"
     [ -z "$runs" ] || echo "keeping $(wc -l <<<"$runs") run files that dvc.lock does not record (other settings):"
-    [ -z "$runs" ] || sed 's/^/  /' <<<"$runs" | head -n 20
+    [ -z "$runs" ] || sed -n '1,20s/^/  /p' <<<"$runs"   # (not `| head`: under pipefail its SIGPIPE ended the script)
     [ -z "$derived" ] || echo "replacing $(wc -l <<<"$derived") tables/figures that differ from the published ones:"
-    [ -z "$derived" ] || sed 's/^/  /' <<<"$derived" | head -n 20
+    [ -z "$derived" ] || sed -n '1,20s/^/  /p' <<<"$derived"
     while read -r f; do [ -z "$f" ] || { mkdir -p "$kept_dir/$(dirname "$f")"; mv "$f" "$kept_dir/$f"; }; done <<<"$runs"
     dvc checkout --force "${targets[@]}" >/dev/null
     while read -r f; do

@@ -121,11 +121,54 @@ def judge(path: str, prov: dict[str, Any], notes: dict[str, dict], repo: str | o
         return "untraceable", f"commit {commit} is not in this repository's history"
     if not state["code_differs"]:
         return "clean", f"made by commit {commit[:12]}"
+    later = commit_with_that_code(state, repo)
+    if later:
+        return "clean", f"made by the code of commit {later[:12]} (in a checkout of {commit[:12]})"
     note = notes.get(path)
     if note and note.get("sha256") == file_sha256(Path(repo, path)):
         return "explained", note["note"]
     return "untraceable", (f"made by commit {commit[:12]} with code that differed from it "
                            f"({', '.join(state['code_differs'])[:300]})")
+
+
+_SAME_CODE: dict[tuple, str | None] = {}
+
+
+def commit_with_that_code(state: dict[str, Any], repo: str | os.PathLike = ".") -> str | None:
+    """A later commit of this history whose code is exactly the recorded difference: a machine that got
+    a copy of a commit's work tree on an older checkout (a lent GPU machine's copy keeps the session's
+    first commit as HEAD) records HEAD plus the difference; if the files that differed, the new ones
+    and the SHA-256 of the difference are those between HEAD and a later commit, that commit's code
+    made the result. None when no commit's code is that."""
+    commit, want = state["commit"], state.get("code_diff_sha256")
+    if not want or not state.get("code_differs"):
+        return None
+    key = (str(Path(repo).resolve()), commit, want)
+    if key not in _SAME_CODE:
+        _SAME_CODE[key] = None
+        for later in _git(repo, "rev-list", "--ancestry-path", f"{commit}..HEAD").split():
+            if _diff_sha256(repo, commit, later) == (want, sorted(state["code_differs"])):
+                _SAME_CODE[key] = later
+                break
+    return _SAME_CODE[key]
+
+
+def _diff_sha256(repo, base: str, later: str) -> tuple[str, list[str]]:
+    """What code_state would record in a checkout of `base` whose files are `later`'s: (hash, files)."""
+    code, new = [], []
+    for line in _git(repo, "diff", "--name-status", "--no-renames", base, later).splitlines():
+        status, path = line.split("\t", 1)
+        if status == "A":
+            if any(path.startswith(d + "/") for d in CODE_DIRS):
+                new.append(path)       # untracked in that checkout: hashed by content
+        elif kind(path) == "code":
+            code.append(path)
+    code, new = sorted(code), sorted(new)
+    h = hashlib.sha256(_git(repo, "diff", base, later, "--binary", "--no-renames", "--", *code, binary=True)
+                       if code else b"")
+    for p in new:
+        h.update(p.encode() + b"\0" + _git(repo, "show", f"{later}:{p}", binary=True))
+    return h.hexdigest(), sorted(code + new)
 
 
 # --- explaining results made before this record existed ----------------------------------------------

@@ -48,6 +48,13 @@ rule mlt_synthetic:
         MLT_FIGURES,
 
 
+# A job alone and a pack run the same command, with the same params (a literal "", or a function of the
+# outputs for the saturation sweeps): a run file's Snakemake record is then the same whichever made
+# it, so a packed run is not retrained once the next run plans no pack (test_mlt_pipeline.py).
+# Checkpoints: checkpoints/mlt_synthetic/<run name>.pt alone, .../packs/<pack id>.pt for a pack.
+MLT_TRAIN_SHELL = "memcap mlt_synthetic train-pack --threads {threads} --runs {output.runs}{params.attention} > {log} 2>&1"
+
+
 rule mlt_train:
     """Train every seed of one grid point; one Parquet row per seed."""
     output:
@@ -61,10 +68,7 @@ rule mlt_train:
     threads: threads_of("train", "mlt_synthetic")
     resources: **res("train", "mlt_synthetic", mem_mb=MLT_TRAIN_MEM_MB)
     shell:
-        "memcap mlt_synthetic train --threads {threads} --sweep {wildcards.sweep} "
-        "--value {wildcards.value} --dataset-size {wildcards.T} --settings-key {wildcards.key} "
-        "--checkpoint checkpoints/mlt_synthetic/{wildcards.preset}/{wildcards.sweep}/{wildcards.value}/T{wildcards.T}-{wildcards.key}.pt "
-        "--out {output.runs}{params.attention} > {log} 2>&1"
+        MLT_TRAIN_SHELL
 
 
 # The saturation sweeps (Fig 3): the same job, also writing the max attention weight per example and
@@ -76,7 +80,7 @@ use rule mlt_train as mlt_train_with_attention with:
     wildcard_constraints:
         sweep=never_match(MLT_ANALYSIS),
     params:
-        attention=lambda wildcards, output: f" --attention-out {output.attention}",
+        attention=mlt_packing.attention_arg,
 
 
 ruleorder: mlt_train_with_attention > mlt_train
@@ -100,13 +104,11 @@ for _pack in MLT_PACKS:
         benchmark:
             f"logs/mlt_synthetic/packs/{_pack.sweep}-{_pack.id}.benchmark.tsv"
         params:
-            checkpoint=f"checkpoints/mlt_synthetic/packs/{_pack.id}.pt",
-            attention=" --attention" if _pack.sweep in MLT_ANALYSIS else "",
+            attention=mlt_packing.attention_arg if _pack.sweep in MLT_ANALYSIS else "",
         threads: threads_of("train", "mlt_synthetic")
         resources: **res("train", "mlt_synthetic", mem_mb=_pack_mem_mb)
         shell:
-            "memcap mlt_synthetic train-pack --threads {threads} --checkpoint {params.checkpoint} "
-            "--runs {output.runs}{params.attention} {output.attention} > {log} 2>&1"
+            MLT_TRAIN_SHELL
 
 
 rule mlt_aggregate:

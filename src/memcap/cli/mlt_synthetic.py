@@ -25,7 +25,8 @@ def register(sub) -> None:
     p.add_argument("--runs", nargs="+", required=True,
                    help="the jobs' run files (results/mlt_synthetic/runs/<preset>/<sweep>/<value>/T<T>-<key>.parquet)")
     p.add_argument("--attention", nargs="*", default=[], help="their attention files (saturation sweeps), same order")
-    p.add_argument("--checkpoint", help="the pack's checkpoint (preemption, requeue)")
+    p.add_argument("--checkpoint", help="the job's checkpoint (preemption, requeue); default: beside the run's "
+                                        "name (one run), or by the pack's id")
     p.add_argument("--finished", default="checkpoints/mlt_synthetic/finished",
                    help="where finished jobs wait until the whole pack is done (a rerun takes them from there)")
     p.set_defaults(func=_train_pack)
@@ -82,7 +83,7 @@ def _train_pack(args) -> None:
 
     from memcap import checkpoint, results, runtime
     from memcap.errors import ParamsError
-    from memcap.mlt_synthetic import grid
+    from memcap.mlt_synthetic import grid, packing
     from memcap.mlt_synthetic.pack import Job, attention_maxima
     from memcap.mlt_synthetic.train import train_jobs
 
@@ -102,6 +103,7 @@ def _train_pack(args) -> None:
         jobs.append(Job({**s, "seeds": grid.seeds_for_key(s, key, args.params)}, value, T))
         names.append(f"{preset}/{sw}/{value}/T{T}-{key}.parquet")
     kept = {i: Path(args.finished) / name for i, name in enumerate(names)}
+    args.checkpoint = args.checkpoint or packing.checkpoint_path(args.runs)
     kept_att = {i: kept[i].with_name(kept[i].stem + ".attention.parquet") for i in kept}
     done = {i for i in kept if kept[i].exists() and (not args.attention or kept_att[i].exists())}
     if done:
@@ -111,15 +113,17 @@ def _train_pack(args) -> None:
 
     def meta(i: int) -> dict:
         j = jobs[i]
+        pack = {"pack": {"runs": len(jobs), "models": models, "checkpoint": args.checkpoint}} if len(jobs) > 1 else {}
         return results.provenance(grid.point_settings(j.settings, j.seeds), scale=j.settings["preset"], sweep=sweep,
-                                  value=j.value, dataset_size=j.T,
-                                  pack={"runs": len(jobs), "models": models, "checkpoint": args.checkpoint})
+                                  value=j.value, dataset_size=j.T, **pack)
 
     def finished(i: int, table) -> None:   # this job's results wait beside the pack until it is done
         results.write_parquet(table, kept[i], meta(i))
 
+    desc = (f"{sweep} pack of {len(jobs)} jobs ({models} models)" if len(jobs) > 1
+            else f"{sweep} {jobs[0].settings['vary']}={jobs[0].value} T={jobs[0].T}")
     pack, tables = train_jobs(jobs, params["device"], labels, args.checkpoint, jobs[0].settings["checkpoint_every_s"],
-                              desc=f"{sweep} pack of {len(jobs)} jobs ({models} models)", on_job=finished, skip=done)
+                              desc=desc, on_job=finished, skip=done)
     for i in range(len(jobs)):
         if args.attention and i not in done:
             results.write_parquet(attention_maxima(pack.model, jobs[i], pack.positions[i], sweep), kept_att[i], meta(i))

@@ -112,7 +112,7 @@ def run_name(sweeps: dict[str, dict], sweep: str, value: int, T: int, seeds: lis
     return f"{s['preset']}/{sweep}/{value}/T{T}-{settings_key_of(s, seeds)}.parquet"
 
 
-_RUN_PATH = re.compile(r"(?:.*/)?runs/(?P<preset>[a-z][a-z0-9_]*)/(?P<sweep>[A-Za-z0-9_]+)/(?P<value>\d+)/"
+_RUN_PATH = re.compile(r"(?:.*/)?(?:runs|attention)/(?P<preset>[a-z][a-z0-9_]*)/(?P<sweep>[A-Za-z0-9_]+)/(?P<value>\d+)/"
                        r"T(?P<T>\d+)-(?P<key>[0-9a-f]+)\.parquet$")
 
 
@@ -122,6 +122,12 @@ def parse_run_path(path: str) -> tuple[str, str, int, int, str]:
     if not m:
         raise ParamsError(f"{path}: not a run file's path (<...>/runs/<preset>/<sweep>/<value>/T<T>-<key>.parquet)")
     return m["preset"], m["sweep"], int(m["value"]), int(m["T"]), m["key"]
+
+
+def run_name_of(path: str) -> str:
+    """A run file's name below runs/ (or attention/): <preset>/<sweep>/<value>/T<T>-<key>.parquet."""
+    preset, sweep, value, T, key = parse_run_path(path)
+    return f"{preset}/{sweep}/{value}/T{T}-{key}.parquet"
 
 
 def data_bytes(settings: dict, value: int, T: int) -> int:

@@ -34,12 +34,32 @@ class PlannedPack:
 
     @property
     def id(self) -> str:
-        """Stable name of the pack: its runs' names hashed (the same runs, the same pack and checkpoint)."""
-        return hashlib.sha256("\n".join(self.runs).encode()).hexdigest()[:10]
+        return pack_id(self.runs)
 
     @property
     def models(self) -> int:
         return sum(len(j[3]) for j in self.jobs)
+
+
+def pack_id(runs) -> str:
+    """Stable name of a pack: its runs' names hashed (the same runs, the same pack and checkpoint)."""
+    return hashlib.sha256("\n".join(runs).encode()).hexdigest()[:10]
+
+
+def checkpoint_path(runs: list[str]) -> str:
+    """Where a training job checkpoints: a job alone beside its run's name (as always), a pack by its id."""
+    names = [grid.run_name_of(r) for r in runs]
+    if len(names) == 1:
+        return f"checkpoints/{grid.FAMILY}/{names[0].removesuffix('.parquet')}.pt"
+    return f"checkpoints/{grid.FAMILY}/packs/{pack_id(names)}.pt"
+
+
+def attention_arg(wildcards, output) -> str:
+    """The training command's --attention files (saturation sweeps), for Snakemake's params: a function
+    of the outputs, so a job alone and a pack record the same params."""
+    files = getattr(output, "attention", None) or []
+    files = [files] if isinstance(files, str) else list(files)
+    return " --attention " + " ".join(files) if files else ""
 
 
 def step_work(settings: dict, value: int) -> float:
