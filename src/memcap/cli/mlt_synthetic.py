@@ -92,7 +92,7 @@ def _train_pack(args) -> None:
     sweeps = grid.resolve(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY))
     if args.attention and len(args.attention) != len(args.runs):
         raise ParamsError(f"--attention: {len(args.attention)} files for {len(args.runs)} runs")
-    jobs, sweep, names = [], None, []
+    jobs, sweep = [], None
     for path in args.runs:
         preset, sw, value, T, key = grid.parse_run_path(path)
         if sweep not in (None, sw):
@@ -101,8 +101,7 @@ def _train_pack(args) -> None:
         if s["preset"] != preset:
             raise ParamsError(f"{path}: the active preset takes {sw} from {s['preset']!r}, not {preset!r}")
         jobs.append(Job({**s, "seeds": grid.seeds_for_key(s, key, args.params)}, value, T))
-        names.append(f"{preset}/{sw}/{value}/T{T}-{key}.parquet")
-    kept = {i: Path(args.finished) / name for i, name in enumerate(names)}
+    kept = {i: Path(args.finished) / grid.run_name_of(path) for i, path in enumerate(args.runs)}
     args.checkpoint = args.checkpoint or packing.checkpoint_path(args.runs)
     kept_att = {i: kept[i].with_name(kept[i].stem + ".attention.parquet") for i in kept}
     done = {i for i in kept if kept[i].exists() and (not args.attention or kept_att[i].exists())}

@@ -7,7 +7,7 @@ is never in a pack, so no pack retrains it or, as Snakemake removes a job's outp
 deletes it. `resources.<scale>.train.pack_models` (models per pack; 0 or 1: one job a grid point, as the
 CPU presets) and `pack_mem_mb` (the data of a pack, which a GPU holds whole) size the packs.
 
-Within a sweep, jobs are taken in order of shape (n, H, d_h) then T, and a pack closes when it would
+Within a sweep, jobs are taken in order of the varied value (the shape) then T, and a pack closes when it would
 exceed either size, or when padding every model to the pack's largest shape would cost more than
 PADDING_SLACK times the models' own work (MLTAttention.stack pads heads, head size and context).
 """
@@ -80,9 +80,8 @@ def plan(sweeps: dict[str, dict], missing: set[str], pack_models: int, pack_mem_
         return []
     packs = []
     for sweep, s in sweeps.items():
-        shape_order = {"heads": 1, "context_size": 0, "head_dim": 2}
         todo = [j for j in grid.jobs({sweep: s}) if grid.run_name(sweeps, *j[:3], list(j[3])) in missing]
-        todo.sort(key=lambda j: (shape_order[s["vary"]], j[1], j[2], j[3]))
+        todo.sort(key=lambda j: (j[1], j[2], j[3]))   # the varied value (the shape), then T, then seeds
         current: list = []
 
         def close():
@@ -98,8 +97,7 @@ def plan(sweeps: dict[str, dict], missing: set[str], pack_models: int, pack_mem_
             steps = [grid.mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"]) * len(j[3]) for j in trial]
             own = sum(st * step_work(s, j[1]) for st, j in zip(steps, trial))
             padded = sum(st * step_work(s, top) for st in steps)
-            mem = sum(grid.data_bytes({**s, "seeds": list(j[3]), "seeds_per_job": None}, top, j[2])
-                      for j in trial) / 2 ** 20
+            mem = _data_mb(s, trial, top)
             if current and (models > pack_models or mem > pack_mem_mb or padded > PADDING_SLACK * own):
                 close()
             current.append(job)
@@ -129,9 +127,14 @@ def read_plan(path: str | Path) -> list[PlannedPack]:
 def pack_mem_mb(settings: dict, pack: PlannedPack, class_mem_mb: int) -> int:
     """Host memory of a pack's job: its class's, or its data (padded to the pack's shape) with half
     again for torch's buffers and 1 GB for the interpreter, torch and the models, when that is more."""
-    top = max(j[1] for j in pack.jobs)
-    data = sum(grid.data_bytes({**settings, "seeds": list(j[3]), "seeds_per_job": None}, top, j[2]) for j in pack.jobs)
-    return max(class_mem_mb, int(1.5 * data / 2 ** 20) + 1024 + 64 * pack.models)
+    data = _data_mb(settings, pack.jobs, max(j[1] for j in pack.jobs))
+    return max(class_mem_mb, int(1.5 * data) + 1024 + 64 * pack.models)
+
+
+def _data_mb(settings: dict, jobs, top: int) -> float:
+    """MB of these jobs' data with every model at the pack's largest shape (`top`: the varied value)."""
+    return sum(grid.data_bytes({**settings, "seeds": list(j[3]), "seeds_per_job": None}, top, j[2])
+               for j in jobs) / 2 ** 20
 
 
 PLAN_VARIABLE = "MEMCAP_PACK_PLAN"

@@ -205,10 +205,10 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     then holds every model's best parameters."""
     device = data.query_rows.device
     M = len(seeds)
-    totals_T = list(data.sizes)
-    totals = [mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size) for T in totals_T]
+    sizes = list(data.sizes)
+    totals = [mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size) for T in sizes]
     full_shapes, full_mask = list(model.shapes), model.context_mask
-    run_config = {"format": 4, "cfg": asdict(cfg), "seeds": seeds, "sizes": list(data.sizes),
+    run_config = {"format": 4, "cfg": asdict(cfg), "seeds": seeds, "sizes": sizes,
                   "classification": classification, "skip": sorted(skip),
                   "device": str(device),   # resumed only on the device it was made on
                   "model": [model.input_dim, model.out_dim, model.shapes]}
@@ -224,7 +224,8 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         nonlocal data
         data = data.select(keep)
 
-    keep_active([m for m in range(M) if m in set(active)])
+    if len(active) < M:
+        keep_active(active)
     act_totals = [totals[m] for m in active]
     last_steps = set(act_totals)   # a model's last step is evaluated, whatever eval_every says
     batches = BatchStream([seeds[m] for m in active], list(data.sizes), cfg.batch_size, device)
@@ -275,7 +276,8 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
                           segments=clock.segments)
             finished[m] = (r, {k: v[i:i + 1].clone() for k, v in best.state.items()})
             new[m] = r
-        keep = [i for i in range(len(active)) if i not in set(out)]
+        gone = set(out)
+        keep = [i for i in range(len(active)) if i not in gone]
         active, act_totals = [active[i] for i in keep], [act_totals[i] for i in keep]
         last_steps.clear()
         last_steps.update(act_totals)
@@ -321,7 +323,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     model.restore(best_state, full_shapes, full_mask)
     if failed:
         raise TrainingFailed(f"seeds {[seeds[m] for m in sorted(failed)]}: training ended no better than the "
-                             f"initialisation (T = {[totals_T[m] for m in sorted(failed)]}, lr {cfg.lr}); nothing "
+                             f"initialisation (T = {[sizes[m] for m in sorted(failed)]}, lr {cfg.lr}); nothing "
                              f"is written for them. Check lr, batch_size and the steps in params.yaml")
     return results, best_state
 
