@@ -121,8 +121,25 @@ def test_text_sampling_follows_the_reference_protocol():
     ids, docs, offs = text.gpt2_windows(tokens, 30, 24, seed=42)
     assert ids.shape == (30, 24) and set(docs) <= {0, 2}                      # doc 1 has < 1.5 n tokens
     assert all((row[1:] - row[:-1] == 1).all() for row in ids.numpy())       # contiguous windows
-    pairs, is_next, len1 = text.bert_pairs(tokens, 40, 32, seed=42, cls_id=101, sep_id=102)
+    pairs, is_next, len1, spans = text.bert_pairs(tokens, 40, 32, seed=42, cls_id=101, sep_id=102)
     assert pairs.shape == (40, 32) and (pairs[:, 0] == 101).all()
     assert all(pairs[i, len1[i] + 1] == 102 for i in range(40)) and (pairs[:, -1] != 102).all()
     assert 0 < is_next.mean() < 1 and ((5 <= len1) & (len1 < 25)).all()
     assert torch.equal(ids, text.gpt2_windows(tokens, 30, 24, seed=42)[0])
+    for i in range(40):                                                      # spans name the text drawn
+        body = np.concatenate([tokens[j][s:s + L] for j, s, L in spans[i]])
+        assert np.array_equal(body, np.delete(pairs[i].numpy(), [0, len1[i] + 1]))
+
+
+def test_shared_token_fraction_counts_text_another_example_holds():
+    lengths = [100, 50]
+    # disjoint windows share nothing; a window half inside another shares half; one inside another all
+    assert text.shared_token_fraction([[(0, 0, 10)], [(0, 10, 10)], [(1, 0, 10)]], lengths).tolist() == [0, 0, 0]
+    assert text.shared_token_fraction([[(0, 0, 10)], [(0, 5, 10)]], lengths).tolist() == [0.5, 0.5]
+    assert text.shared_token_fraction([[(0, 0, 20)], [(0, 5, 10)]], lengths).tolist() == [0.5, 1.0]
+    # an example's own two pieces in one document are not "another example"
+    assert text.shared_token_fraction([[(0, 0, 10), (0, 0, 5)], [(1, 0, 5)]], lengths).tolist() == [0, 0]
+    tokens = [np.arange(100), np.arange(20), np.arange(300)]
+    line = text.describe_draw("windows", [[(0, 0, 24)], [(2, 5, 24)]], tokens, 24)
+    assert line.startswith("2 windows of n = 24 tokens from 2 of 2 eligible articles (>= 36 tokens)")
+    assert line.endswith("another example 0%, 2 share none")

@@ -97,6 +97,10 @@ def markdown(title: str, checks: pd.DataFrame) -> str:
     cells = pd.DataFrame([[str(c).replace("|", "/") for c in row] for row in body], columns=header)
     lines = [f"# {title}", "", _note(checks), *(["", PAPER_NOTE] if paper else []), "",
              cells.to_markdown(index=False, disable_numparse=True)]
+    drawn = (checks.loc[checks["drawn"].notna() & (checks["drawn"] != ""), ["model", "drawn"]].drop_duplicates()
+             if "drawn" in checks else checks.iloc[:0])
+    if len(drawn):
+        lines += ["", "Drawn:"] + [f"- {r.model}: {r.drawn}" for r in drawn.itertuples()]
     reasons = (checks.loc[checks["status"] != "ok", ["model", "layer", "status", "reason"]]
                .drop_duplicates(["model", "reason"]))
     if len(reasons):

@@ -18,10 +18,11 @@ from memcap.assumptions.rank import KruskalSampler, asm3_vectors, rank_context
 from memcap.stats import wilson_interval
 
 CHECKS = ("gp", "asm1", "asm2", "asm3")
-# Column order of results/assumptions/runs/checks/*.parquet (one row per model, layer and check)
+# Column order of results/assumptions/runs/checks/*.parquet (one row per model, layer and check); `drawn`
+# says what a text sample is made of (documents used, text its examples share), empty for images
 COLUMNS = ["track", "data_source", "data_label", "model", "layer", "weights", "status", "reason", "check",
            "T", "n", "d", "k", "trials", "full_rank", "fraction", "ci_low", "ci_high", "threshold", "holds",
-           "kruskal_rank_est", "search_evals", "distinct_sources", "wall_time_s"]
+           "kruskal_rank_est", "search_evals", "distinct_sources", "drawn", "wall_time_s"]
 
 
 @dataclass

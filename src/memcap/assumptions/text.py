@@ -45,26 +45,57 @@ def gpt2_windows(tokens: list[np.ndarray], count: int, context_size: int, seed: 
 
 
 def bert_pairs(tokens: list[np.ndarray], count: int, context_size: int, seed: int, cls_id: int, sep_id: int):
-    """(ids (T, n) int64, is_next (T,) bool, len1 (T,))."""
+    """(ids (T, n) int64, is_next (T,) bool, len1 (T,), spans): spans[t] lists the (doc, start, length)
+    pieces of documents example t is made of."""
     rs = np.random.RandomState(seed)
     n, body = context_size, context_size - 2
     ok = np.flatnonzero(_accepting(tokens, int(1.5 * context_size)))
-    ids, nexts, lens = [], [], []
+    ids, nexts, lens, spans = [], [], [], []
     while len(ids) < count:
         len1 = rs.randint(5, n - 7)
         len2 = body - len1
         if rs.rand() < 0.5:                                             # not next: two documents' prefixes
-            a, b = tokens[ok[rs.randint(len(ok))]], tokens[ok[rs.randint(len(ok))]]
-            s1, s2, is_next = a[:len1], b[:len2], False
+            ja, jb = ok[rs.randint(len(ok))], ok[rs.randint(len(ok))]
+            s1, s2, is_next = tokens[ja][:len1], tokens[jb][:len2], False
+            spans.append([(ja, 0, len1), (jb, 0, len2)])
         else:                                                           # next: one window, cut in two
-            doc = tokens[ok[rs.randint(len(ok))]]
-            start = rs.randint(0, len(doc) - body + 1)
-            window = doc[start:start + body]
+            j = ok[rs.randint(len(ok))]
+            start = rs.randint(0, len(tokens[j]) - body + 1)
+            window = tokens[j][start:start + body]
             s1, s2, is_next = window[:len1], window[len1:], True
+            spans.append([(j, start, body)])
         ids.append(np.concatenate([[cls_id], s1, [sep_id], s2]))
         nexts.append(is_next)
         lens.append(len1)
-    return torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(nexts), np.array(lens)
+    return torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(nexts), np.array(lens), spans
+
+
+def shared_token_fraction(spans: list[list[tuple[int, int, int]]], doc_lengths: list[int]) -> np.ndarray:
+    """Per example, the fraction of its document tokens that another example also contains (same document,
+    same position): 0 for examples drawn from disjoint text, 1 for one entirely inside others."""
+    cover = {j: np.zeros(doc_lengths[j], dtype=np.int32) for j in {j for ex in spans for j, _, _ in ex}}
+    own = []
+    for ex in spans:                                  # each example counts once per position it holds
+        marks = {}
+        for j, s, L in ex:
+            marks.setdefault(j, np.zeros(doc_lengths[j], dtype=bool))[s:s + L] = True
+        for j, m in marks.items():
+            cover[j] += m
+        own.append(marks)
+    return np.array([sum(int((cover[j][m] >= 2).sum()) for j, m in marks.items()) /
+                     max(1, sum(int(m.sum()) for m in marks.values())) for marks in own])
+
+
+def describe_draw(what: str, spans, tokens: list[np.ndarray], context_size: int) -> str:
+    """One sentence on what a text sample is made of: how many documents it used out of those eligible
+    (>= 1.5 n tokens) and how much its examples share text (a small corpus cannot give 2,000 disjoint
+    windows of 1,024 tokens)."""
+    eligible = int(_accepting(tokens, int(1.5 * context_size)).sum())
+    used = len({j for ex in spans for j, _, _ in ex})
+    shared = shared_token_fraction(spans, [len(t) for t in tokens])
+    return (f"{len(spans)} {what} of n = {context_size} tokens from {used} of {eligible} eligible articles "
+            f"(>= {int(1.5 * context_size)} tokens); mean share of an example's text found in another example "
+            f"{shared.mean():.0%}, {int((shared == 0).sum())} share none")
 
 
 def random_gpt2(config: dict, seed: int):

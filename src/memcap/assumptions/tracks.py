@@ -153,7 +153,10 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
     if track == "gpt2":
         enc = hf.gpt2_encoding(cfg["bpe_dir"])
         tokens = text.tokenize_documents(docs, enc.encode_ordinary)
-        make = lambda n: text.gpt2_windows(tokens, cfg["count"], n, preset["seed"])[0]  # noqa: E731
+        def make(n):
+            ids, docs, offs = text.gpt2_windows(tokens, cfg["count"], n, preset["seed"])
+            spans = [[(j, s, n)] for j, s in zip(docs, offs)]
+            return ids, text.describe_draw("windows at uniform random offsets", spans, tokens, n)
         query_index = -1
     else:
         from transformers import AutoTokenizer
@@ -161,8 +164,11 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
         tok = AutoTokenizer.from_pretrained(str(hf.minilm_path()))          # uncased WordPiece, 30,522
         tok.model_max_length = 10**9                                        # whole documents, no warning
         tokens = text.tokenize_documents(docs, lambda s: tok(s, add_special_tokens=False)["input_ids"])
-        make = lambda n: text.bert_pairs(tokens, cfg["count"], n, preset["seed"], tok.cls_token_id,  # noqa: E731
-                                         tok.sep_token_id)[0]
+        def make(n):
+            ids, is_next, _, spans = text.bert_pairs(tokens, cfg["count"], n, preset["seed"], tok.cls_token_id,
+                                                     tok.sep_token_id)
+            what = f"sentence pairs ({is_next.mean():.0%} consecutive slices, the rest two article prefixes)"
+            return ids, text.describe_draw(what, spans, tokens, n)
         query_index = 0
 
     label = {"gensim": "gensim enwiki articles (real Wikipedia)", "ovos": "ovos Wikipedia extracts (real)",
@@ -177,12 +183,12 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
                 rows += suite.skipped_rows({**base, "model": spec["name"], "layer": layer, "weights": weights}, reason)
             continue
         model = model.to(device)
-        ids = make(n)
+        ids, drawn = make(n)
         feats = {"L0": suite.Features(query_index, len(ids)), "L1": suite.Features(query_index, len(ids))}
         for s in tqdm(range(0, len(ids), bs), desc=f"{spec['name']} n={n}", disable=not progress):
             for layer, t in text.layers_L0_L1(model, ids[s:s + bs].to(device)).items():
                 feats[layer].add(t, preset["budget_mb"])
         for layer, f in feats.items():
-            rows += suite.check_rows(f, {**base, "model": spec["name"], "layer": layer, "weights": weights},
-                                     settings, device)[0]
+            rows += suite.check_rows(f, {**base, "model": spec["name"], "layer": layer, "weights": weights,
+                                         "drawn": drawn}, settings, device)[0]
     return suite.to_frame(rows), pd.DataFrame(), {"documents": len(docs)}
