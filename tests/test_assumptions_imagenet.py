@@ -262,3 +262,33 @@ def test_fig1_draws_the_papers_reading_on_the_imagenet_random_attention_panel():
     assert any("paper's Fig 1 (authors)" in lab and "240–250" in lab for lab in labels)
     other = figures.draw_fig1(curve.assign(track="photos"))
     assert not any("paper's Fig 1" in lab for lab in other.axes[0].get_legend_handles_labels()[1])
+
+
+def _text_rows(rows: list[tuple[str, str, str, dict]]) -> pd.DataFrame:
+    out = []
+    for track, model, layer, holds in rows:
+        for check in suite.CHECKS:
+            out.append({"track": track, "data_source": "gensim", "data_label": "gensim", "model": model,
+                        "layer": layer, "weights": "random init", "status": "ok", "reason": "", "check": check,
+                        "T": 2000, "n": 512, "d": 1024, "k": 512, "trials": 5000, "full_rank": 0,
+                        "fraction": 1.0 if holds.get(check, True) else 0.0, "threshold": 0.99,
+                        "holds": holds.get(check, True), "kruskal_rank_est": 300,
+                        "drawn": f"2000 examples for {model}"})
+    return suite.to_frame(out)
+
+
+def test_table3_prints_the_papers_appendix_j_beside_its_rows():
+    """App. J: GPT-2 meets Asm 1 after one layer; BERT's L1 queries have Kruskal rank 349 (random) < 512, Asm 1
+    violated, Asm 2 holds; a row the paper has not (MiniLM-config random BERT) gets no paper entry."""
+    checks = pd.concat([_text_rows([("gpt2", "GPT-2 random", "L1", {"asm1": False}),
+                                    ("bert", "BERT-large random", "L1", {"asm1": False}),
+                                    ("bert", "BERT random (MiniLM config)", "L1", {})])])
+    md = aggregate.render("table3", "md", checks)
+    assert "MLT Table 3 as App. J's text states it" in md
+    rows = {line.split("|")[2].strip(): [c.strip() for c in line.strip("|").split("|")]
+            for line in md.splitlines() if line.startswith("| gensim")}
+    assert rows["GPT-2 random"][-1] == "differs: Asm 1 (✗ vs paper ✓)"
+    bert = rows["BERT-large random"]
+    assert bert[-1] == "agrees (2/2)" and bert[12] == "349" and bert[11] == "300"
+    assert rows["BERT random (MiniLM config)"][-1] == "" and rows["BERT random (MiniLM config)"][6] == ""
+    assert "Drawn:\n- GPT-2 random: 2000 examples for GPT-2 random" in md      # what each sample is made of

@@ -142,14 +142,29 @@ def exp3(f, noise=0.002):
     return dpc_tables(dpc("exp3", lambda x, _: f(x), xs=(2, 4, 6, 8, 10, 12), head_dim=6, noise=noise))
 
 
+def construct(residuals, bounds):
+    """CONSTRUCT rows judged as memcap.theory.construct.exact judges them (full rank, residual <= bound)."""
+    from memcap.theory.construct import exact as is_exact
+
+    n = len(residuals)
+    return {"theory_construct": pd.DataFrame({
+        "status": ["ok" if is_exact(7, 7, r, b) else "failed" for r, b in zip(residuals, bounds)],
+        "reason": "", "rank": 7, "residual": 0.0, "model_residual": residuals, "error_bound": bounds,
+        "cond": np.logspace(1, 6, n), "heads": 2, "context_size": 4, "head_dim": 4, "seed": range(n)})}
+
+
 def exact(name, column, values, **cols):
     return {name: pd.DataFrame({column: values, **cols})}
 
 
-def capacity(low, high, bound=5):
+def capacity(low, high, bound=5, falling=None):
+    """Search brackets; `falling`: per architecture, was the loss of the seeds that failed at `high` still
+    falling at their last step (None: not recorded, as the tables before it was)."""
     n = len(low)
+    miss = {} if falling is None else {"miss_loss_falling": falling, "miss_min_acc": 0.8,
+                                       "miss_best_steps": ["2000/2000" if f else "750/2000" for f in falling]}
     return {"capacity": pd.DataFrame({"capacity_low": low, "capacity_high": high, "mlt_bound": [bound] * n,
-                                      "dpc_bound": [bound] * n, "heads": 1, "head_dim": 4})}
+                                      "dpc_bound": [bound] * n, "heads": 1, "head_dim": 4, **miss})}
 
 
 CHANCE = 1 / 30
@@ -189,9 +204,8 @@ CASES = [
     ("mlt_fig3_not_all_heads_saturate", "all saturated", saturation([0.1, 0.15, 0.12, 0.2, 0.1, 0.05]), NOT),
     ("mlt_fig3_not_all_heads_saturate", "spread", saturation([0.1, 0.9, 0.2, 0.95, 0.3, 0.6]), INC),
     # exact properties: reproduced or not, never inconclusive
-    ("theory_construction_exact", "all ok", exact("theory_construct", "status", ["ok"] * 3), REP),
-    ("theory_construction_exact", "one fails", exact("theory_construct", "status", ["ok", "ok", "rank"],
-                                                     reason="", heads=1, context_size=4, head_dim=2), NOT),
+    ("theory_construction_exact", "all inside their float64 bounds", construct([1e-14, 1e-8], [1e-13, 4e-7]), REP),
+    ("theory_construction_exact", "one outside its bound", construct([1e-14, 1e-6], [1e-13, 4e-7]), NOT),
     ("theory_rank_bounds", "all hold", exact("theory_rank_bounds", "holds", [True] * 3, proposition="prop2"), REP),
     ("theory_rank_bounds", "one exceeds", exact("theory_rank_bounds", "holds", [True, False], proposition="prop2"),
      NOT),
@@ -241,6 +255,10 @@ CASES = [
     ("capacity_above_mlt_bound", "above", capacity([6, 8], [7, 9]), REP),
     ("capacity_above_mlt_bound", "below", capacity([6, 2], [7, 3]), NOT),
     ("capacity_above_mlt_bound", "bracket holds the bound", capacity([6, 4], [7, 8]), INC),
+    ("capacity_above_mlt_bound", "below, loss had stopped falling", capacity([6, 2], [7, 3], falling=[None, False]),
+     NOT),
+    ("capacity_above_mlt_bound", "below, loss still falling: the budget", capacity([6, 2], [7, 3], falling=[None, True]),
+     INC),
     ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, np.nan]), REP),
     ("capacity_vs_dpc_bound", "below", capacity([6, 2], [7, 3]), NOT),
     ("capacity_vs_dpc_bound", "bracket holds the bound", capacity([6, 4], [7, 8]), INC),
@@ -413,3 +431,37 @@ def test_the_forest_plot_draws_every_claim_with_a_statistic(tmp_path):
     card.loc[0, "statistic"] = np.nan                                    # not computed: no row
     figures.forest(card, {c.claim_id: c.accept for c in claims.CLAIMS}, [tmp_path / "forest.png"])
     assert (tmp_path / "forest.png").stat().st_size > 10_000
+
+
+def test_a_claim_of_several_tests_shows_each_where_its_verdict_is_read():
+    """DPC Exp 1 above the bound but concave: test (1) passes, test (2) fails the claim. The row shows both
+    statistics with their intervals and verdicts (markdown and HTML read `interval`); one-test claims keep
+    the plain interval."""
+    card = claims.scorecard(dpc_tables(exp1(8.0, shape=lambda h: 4 * h ** 0.5)), "quick")
+    r = card.set_index("claim_id").loc["dpc_exp1_linear_H_above_bound"]
+    assert r.verdict == NOT
+    assert r.tests.startswith("(1) slope / bound slope (min over d) ") and "(accept >= 1): reproduced" in r.tests
+    assert "; (2) linear, not concave: min end-slope ratio" in r.tests and r.tests.endswith(": not reproduced")
+    assert claims.interval(r) == r.tests and r.tests in claims.markdown(card)
+    single = card.set_index("claim_id").loc["dpc_exp6_slope_ratio"]
+    assert single.tests == "" and not claims.interval(single).startswith("(1)")
+
+
+def test_a_capacity_miss_says_whether_the_theorem_or_the_budget():
+    """A bracket below the bound was 'not reproduced' whatever the training did; a miss whose seeds were
+    still lowering their loss at the last step is the step budget's (inconclusive), one whose loss had
+    stopped stays a miss, and the detail says which."""
+    budget = row(capacity([6, 2], [7, 3], falling=[None, True]), "capacity_vs_dpc_bound")
+    assert budget.verdict == INC and "[2, 3) vs 5" in budget.detail
+    assert "best/last step 2000/2000: loss still falling at the last step: the budget, not the theorem" in budget.detail
+    stopped = row(capacity([6, 2], [7, 3], falling=[None, False]), "capacity_vs_dpc_bound")
+    assert stopped.verdict == NOT and "750/2000: loss had stopped falling: not the step budget" in stopped.detail
+
+
+def test_first_miss_reads_the_failed_seeds_at_capacity_high():
+    from memcap.capacity.search import first_miss
+
+    runs = pd.DataFrame({"mem_acc": [0.9, 0.95], "best_step": [2000, 1500], "steps_run": [2000, 2000]})
+    assert first_miss(runs) == {"miss_min_acc": 0.9, "miss_loss_falling": True, "miss_best_steps": "2000/2000, 1500/2000"}
+    assert first_miss(runs.iloc[1:])["miss_loss_falling"] is False
+    assert first_miss(runs.iloc[:0])["miss_loss_falling"] is None

@@ -108,3 +108,21 @@ def test_construct_is_deterministic():
     a, _, _ = construct_mlt(q, c, y, 4, 4, seed=3)
     b, _, _ = construct_mlt(q, c, y, 4, 4, seed=3)
     assert np.array_equal(a.w_k, b.w_k) and np.array_equal(a.readout, b.readout)
+
+
+def test_exactness_is_judged_against_the_error_float64_rounding_explains():
+    """The paper grid's worst-conditioned case (cond(Z) ~ 4e6) fits to ~1e-8 through the model (1.0e-8 in the
+    published run, 2.7e-8 here: rounding, which BLAS builds order differently): a fixed 1e-8 tolerance called
+    it not exact; its own rounding bound T·ε·cond(Z)·‖y‖ holds it far inside."""
+    from memcap.theory.construct import exact, rounding_bound
+    from memcap.theory.exp_construct import one_case
+
+    row = one_case({"input_dim": 64, "context_size": 32, "head_dim": 64, "heads": 16, "context": "shared",
+                    "seed": 2}, "doubling", 1e-9)
+    assert row["status"] == "ok" and row["rank"] == row["bound"] == 497 and row["cond"] > 1e6
+    assert 1e-10 < row["model_residual"] < 0.01 * row["error_bound"]
+    published = 1.0235e-8                                             # > 1e-8: the old judgement failed it
+    assert exact(497, 497, published, row["error_bound"]) and not published <= 1e-8
+    bound = rounding_bound(497, row["cond"], np.ones(497))
+    assert exact(497, 497, 0.5 * bound, bound) and not exact(497, 497, 2 * bound, bound)
+    assert not exact(496, 497, 0.0, bound)                            # rank deficient: never exact

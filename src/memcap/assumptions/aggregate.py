@@ -30,8 +30,35 @@ PAPER_TABLE1 = {
     "Random ViT": {"gp": False, "asm1": True, "asm2": True, "asm3": None},
     "Trained ViT": {"gp": False, "asm1": True, "asm2": True, "asm3": None},
 }
-PAPER_TRACKS = ("imagenet",)
 PAPER_KRUSKAL = "< d"          # "the Kruskal Rank is typically much less than d, as shown by Figure 1"
+
+# Table 3 of the paper as App. J's text states it (the PDF's ✓/✗ cells are not in the text; spec mahdavi.md
+# §4.4): Asm 2 holds for BERT "for all cases" and fails for pre-trained GPT-2 (learned positions); GPT-2
+# satisfies Asm 1 "after one layer" (so not at L0); BERT's L1 queries have Kruskal rank 291 (trained) and
+# 349 (random) < n = 512, Asm 1 violated. (model, layer) -> (checks, Kruskal rank); None: not stated. The
+# MiniLM stand-in is set beside the paper's trained BERT (its `weights` says stand-in).
+_GPT2_TRAINED = {"gp": None, "asm1": None, "asm2": False, "asm3": None}
+PAPER_TABLE3 = {
+    ("GPT-2 random", "L0"): ({"gp": None, "asm1": False, "asm2": None, "asm3": None}, ""),
+    ("GPT-2 random", "L1"): ({"gp": None, "asm1": True, "asm2": None, "asm3": None}, ""),
+    ("GPT-2 trained", "L0"): ({**_GPT2_TRAINED, "asm1": False}, ""),
+    ("GPT-2 trained", "L1"): ({**_GPT2_TRAINED, "asm1": True}, ""),
+    **{(m, "L0"): ({"gp": None, "asm1": None, "asm2": True, "asm3": None}, "")
+       for m in ("BERT-large random", "BERT-large trained", "BERT trained (MiniLM stand-in)")},
+    ("BERT-large random", "L1"): ({"gp": None, "asm1": False, "asm2": True, "asm3": None}, "349"),
+    ("BERT-large trained", "L1"): ({"gp": None, "asm1": False, "asm2": True, "asm3": None}, "291"),
+    ("BERT trained (MiniLM stand-in)", "L1"): ({"gp": None, "asm1": False, "asm2": True, "asm3": None}, "291"),
+}
+PAPER_TRACKS = ("imagenet", *TEXT_TRACKS)
+
+
+def _paper_ref(track: str, model: str, layer: str) -> tuple[dict, str] | None:
+    """The paper's statement for one row (checks, Kruskal rank), or None where the paper has no such row."""
+    if track == "imagenet" and model in PAPER_TABLE1:
+        return PAPER_TABLE1[model], PAPER_KRUSKAL
+    if track in TEXT_TRACKS:
+        return PAPER_TABLE3.get((model, layer))
+    return None
 TABLES = {"checks": "checks.parquet", **{f"{name}_{ext}": f"{name}.{ext}" for name in PAPER_TABLES for ext in FORMATS}}
 
 
@@ -74,28 +101,34 @@ def _rows(checks: pd.DataFrame, latex: bool, paper: bool = False) -> tuple[list[
         ok = first["status"] == "ok" or (g["status"] == "ok").any()
         shape = (f"{int(first['T'])}, {int(first['n'])}, {int(first['d'])}" if ok else "")
         est = str(int(first["kruskal_rank_est"])) if ok and pd.notna(first["kruskal_rank_est"]) else ""
-        ref = PAPER_TABLE1.get(model) if paper and track in PAPER_TRACKS else None
+        found = _paper_ref(track, model, layer) if paper else None
+        ref, kruskal = found if found else (None, "")
         cells = []
         for c, _ in COLUMNS:
             cells.append(_cell(by.loc[c], latex))
             if paper:
                 cells.append(_mark(ref[c], latex) if ref else "")
         body.append([first["data_label"], model, layer, *cells, est,
-                     *([(f"${PAPER_KRUSKAL}$" if latex else PAPER_KRUSKAL) if ref else ""] if paper else []),
+                     *([(f"${kruskal}$" if latex and kruskal.startswith("<") else kruskal) if ref else ""]
+                       if paper else []),
                      shape, first["weights"],
                      *([_vs_paper(by, ref, latex) if ref else ""] if paper else [])])
     return header, body
 
 
 def _with_paper(checks: pd.DataFrame) -> bool:
-    return bool(checks["track"].isin(PAPER_TRACKS).any())
+    return any(_paper_ref(t, m, lay) for t, m, lay in checks[["track", "model", "layer"]].itertuples(index=False))
+
+
+def _paper_note(checks: pd.DataFrame) -> str:
+    return PAPER_NOTE_TABLE3 if checks["track"].isin(TEXT_TRACKS).any() else PAPER_NOTE
 
 
 def markdown(title: str, checks: pd.DataFrame) -> str:
     paper = _with_paper(checks)
     header, body = _rows(checks, latex=False, paper=paper)
     cells = pd.DataFrame([[str(c).replace("|", "/") for c in row] for row in body], columns=header)
-    lines = [f"# {title}", "", _note(checks), *(["", PAPER_NOTE] if paper else []), "",
+    lines = [f"# {title}", "", _note(checks), *(["", _paper_note(checks)] if paper else []), "",
              cells.to_markdown(index=False, disable_numparse=True)]
     drawn = (checks.loc[checks["drawn"].notna() & (checks["drawn"] != ""), ["model", "drawn"]].drop_duplicates()
              if "drawn" in checks else checks.iloc[:0])
@@ -112,7 +145,8 @@ def latex(title: str, checks: pd.DataFrame) -> str:
     paper = _with_paper(checks)
     header, body = _rows(checks, latex=True, paper=paper)
     if paper:
-        title += " (paper: MLT Table 1 as stated in its Section 5.1)"
+        title += (" (paper: MLT Table 3 as stated in its Appendix J)" if checks["track"].isin(TEXT_TRACKS).any()
+                  else " (paper: MLT Table 1 as stated in its Section 5.1)")
     esc = lambda s: str(s).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%").replace("#", r"\#")  # noqa: E731
     lines = [r"\begin{table}[t]", r"\centering\small", rf"\caption{{{esc(title)}}}",
              r"\begin{tabular}{" + "l" * len(header) + "}", r"\toprule", " & ".join(map(esc, header)) + r" \\",
@@ -126,6 +160,14 @@ PAPER_NOTE = ("`paper`: MLT Table 1 as its text states it (§5.1: ViT-B/16 featu
               "random subsets per k), beside the rows on real ImageNet images: General Position fails for every "
               "model, Asm 1 fails only at the Embedding layer, Asm 2 holds for all, Asm 3 already holds at the "
               "Embedding layer (– : not stated). `vs paper` compares our ✓/✗ with it.")
+
+
+PAPER_NOTE_TABLE3 = ("`paper`: MLT Table 3 as App. J's text states it (Wikipedia, 2000 texts; gpt2-large d = 1280, "
+                     "n = 1024; bert-large d = 1024, n = 512): Asm 2 holds for BERT in every case and fails for "
+                     "pre-trained GPT-2 (learned positions); GPT-2 meets Asm 1 after one layer (L1), not before; "
+                     "BERT's L1 queries have Kruskal rank 291 (trained) and 349 (random) < 512, Asm 1 violated "
+                     "(– : not stated). The MiniLM stand-in is set beside the paper's trained BERT; `vs paper` "
+                     "compares our ✓/✗ with it.")
 
 
 def _note(checks: pd.DataFrame) -> str:

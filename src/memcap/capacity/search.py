@@ -55,6 +55,18 @@ def bracket(passes: Callable[[int], bool], start: int, t_min: int, t_max: int, r
             "evaluations": len(tried), "trace": " ".join(f"{T}:{'pass' if ok else 'fail'}" for T, ok in tried.items())}
 
 
+def first_miss(miss: pd.DataFrame) -> dict:
+    """What the seeds that failed at T_high (the smallest T not memorized) say about why: their accuracy, and
+    whether their loss was still falling when training stopped (the lowest loss at the last evaluation,
+    best_step = steps_run): then a longer budget might memorize T_high, and a miss of a bound there says
+    nothing against the theorem. Empty (NaN) when nothing failed (capacity above t_max)."""
+    if miss.empty:
+        return {"miss_min_acc": float("nan"), "miss_loss_falling": None, "miss_best_steps": ""}
+    return {"miss_min_acc": float(miss.mem_acc.min()),
+            "miss_loss_falling": bool((miss.best_step >= miss.steps_run).any()),
+            "miss_best_steps": ", ".join(f"{int(b)}/{int(s)}" for b, s in zip(miss.best_step, miss.steps_run))}
+
+
 def search_architecture(p: dict, heads: int, head_dim: int, scale: str, device="auto",
                         progress: bool = False) -> pd.DataFrame:
     """One row: the capacity bracket of (H, d_h) at the preset's n, d, C, seeds and threshold (the
@@ -73,10 +85,12 @@ def search_architecture(p: dict, heads: int, head_dim: int, scale: str, device="
 
     b = bracket(passes, p["start"], p["t_min"], p["t_max"], p["rel_tol"], p["max_evals"])
     all_runs = pd.concat(runs, ignore_index=True)
+    miss = all_runs[(all_runs.dataset_size == b["capacity_high"]) & (all_runs.mem_acc < p["threshold"])]
     return pd.DataFrame([{
         "family": FAMILY, "scale": scale, "heads": heads, "head_dim": head_dim, "context_size": p["context_size"],
         "input_dim": p["input_dim"], "num_classes": p["num_classes"], "context": p["context"],
         "threshold": p["threshold"], "seeds": len(p["seeds"]), **b,
+        **first_miss(miss),
         "param_count": int(all_runs.param_count.iloc[0]),
         "train_seconds": float(all_runs.groupby("dataset_size").wall_time_s.first().sum()),
     }])

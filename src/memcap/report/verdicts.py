@@ -49,13 +49,42 @@ class Region:
 
 
 @dataclass(frozen=True)
+class Check:
+    """One test of a claim made of several: what it measures, its statistic and 95% interval, the region
+    it accepts and its own verdict (the claim's verdict combines them: `combine`)."""
+    name: str
+    statistic: float
+    ci_low: float
+    ci_high: float
+    accept: str
+    verdict: str
+
+    def text(self) -> str:
+        value = "not computed" if np.isnan(self.statistic) else (
+            f"{self.statistic:.3g}" if self.ci_low == self.ci_high == self.statistic
+            else fmt(self.statistic, self.ci_low, self.ci_high))
+        return f"{self.name} {value} (accept {self.accept}): {self.verdict}"
+
+
+def check(name: str, point: float, low: float, high: float, accept: Region) -> Check:
+    """A test decided by its interval against the region it accepts."""
+    return Check(name, float(point), float(low), float(high), accept.text(), decide(low, high, accept))
+
+
+@dataclass(frozen=True)
 class Outcome:
-    """What a claim function returns: the statistic, its 95% interval, the verdict and a readable detail."""
+    """What a claim function returns: the statistic, its 95% interval, the verdict and a readable detail;
+    for a claim made of several tests, each test (the first is the statistic's)."""
     statistic: float
     ci_low: float
     ci_high: float
     verdict: str
     detail: str
+    checks: tuple[Check, ...] = ()
+
+    def checks_text(self) -> str:
+        """'(1) slope/bound 0.917 [0.748, 1.09] (accept >= 1): inconclusive; (2) ...', '' for one test."""
+        return "; ".join(f"({i}) {c.text()}" for i, c in enumerate(self.checks, 1))
 
 
 def decide(low: float, high: float, accept: Region) -> str:
@@ -79,9 +108,13 @@ def combine(*verdicts: str) -> str:
     return INCONCLUSIVE
 
 
-def outcome(point: float, low: float, high: float, accept: Region, detail: str, *also: str) -> Outcome:
-    """Outcome of one interval test, combined with the verdicts of the claim's other tests (`also`)."""
-    return Outcome(float(point), float(low), float(high), combine(decide(low, high, accept), *also), detail)
+def outcome(point: float, low: float, high: float, accept: Region, detail: str, *also: Check,
+            name: str = "statistic") -> Outcome:
+    """Outcome of one interval test (`name`), combined with the claim's other tests (`also`): the verdict
+    is `combine`d and every test is kept, so a reader sees which one decided."""
+    first = check(name, point, low, high, accept)
+    return Outcome(float(point), float(low), float(high), combine(first.verdict, *(c.verdict for c in also)),
+                   detail, (first, *also) if also else ())
 
 
 def fmt(point: float, low: float, high: float) -> str:

@@ -15,7 +15,7 @@ from memcap.report.claims.registry import CLAIMS, INPUT_FAMILY
 from memcap.report.verdicts import NOT_RUN, PAPER_CLAIM, PROPERTY, SKIPPED, VERDICTS, NotRun, Skip
 
 COLUMNS = ["claim_id", "kind", "paper", "source", "claim", "test", "accept", "statistic", "ci_low", "ci_high",
-           "paper_value", "paper_source", "detail", "verdict", "scale", "inputs", "statistic_authors",
+           "paper_value", "paper_source", "detail", "verdict", "tests", "scale", "inputs", "statistic_authors",
            "verdict_authors", "reading"]
 
 
@@ -40,7 +40,8 @@ def _labeled(detail: str) -> str:
 
 
 def scorecard(tables: dict[str, pd.DataFrame | None], scale: str | dict[str, str]) -> pd.DataFrame:
-    """One row per claim: statistic with its 95% interval, the written test, the verdict, the scale.
+    """One row per claim: statistic with its 95% interval, the written test, the verdict, the scale; for a
+    claim made of several tests, `tests` gives each one's statistic, interval and verdict.
 
     scale: one for every family, or each family's (memcap.params.scales), for the rows whose tables
     have no scale column."""
@@ -55,13 +56,13 @@ def scorecard(tables: dict[str, pd.DataFrame | None], scale: str | dict[str, str
         try:
             o = c.fn(tables)
             res = {"statistic": o.statistic, "ci_low": o.ci_low, "ci_high": o.ci_high,
-                   "detail": _labeled(o.detail), "verdict": o.verdict}
+                   "detail": _labeled(o.detail), "verdict": o.verdict, "tests": o.checks_text()}
         except NotRun as e:
             res = {"detail": str(e), "verdict": NOT_RUN}
         except Skip as e:
             res = {"detail": str(e), "verdict": f"{SKIPPED}: {e}"}
         base["scale"] = _scale(tables, c.inputs, scale)
-        rows.append({"statistic": np.nan, "ci_low": np.nan, "ci_high": np.nan, **base, **res,
+        rows.append({"statistic": np.nan, "ci_low": np.nan, "ci_high": np.nan, "tests": "", **base, **res,
                      **_on_authors(c, theirs, res["verdict"])})
     return pd.DataFrame(rows, columns=COLUMNS).astype({"statistic": float, "ci_low": float, "ci_high": float,
                                                        "statistic_authors": float})

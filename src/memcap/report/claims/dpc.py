@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from memcap import stats
@@ -11,7 +13,7 @@ from memcap.report import shapes
 from memcap.report.claims.common import LINEAR, _at_least, _each, _exact, _replicates, _rows
 from memcap.report.claims.registry import claim
 from memcap.report.shapes import Curve
-from memcap.report.verdicts import INCONCLUSIVE, PAPER_CLAIM, PROPERTY, Region, Skip, fmt, outcome
+from memcap.report.verdicts import INCONCLUSIVE, PAPER_CLAIM, PROPERTY, Check, Region, Skip, check, fmt, outcome
 
 
 DPC_SAT = dpc_fits.SATURATION   # the original's saturation threshold, where its fits stop
@@ -33,17 +35,21 @@ def _before_cut(cs: list[Curve], xname: str) -> list[Curve]:
                    f"after the first point above {DPC_SAT}", xname) for c in cs]
 
 
-def _linear_part(cs: list[Curve], xname: str) -> tuple[str, str]:
-    """(verdict, detail) of the concave-vs-linear test on the points with mean <= 0.95."""
+LINEAR_TEST = f"linear, not concave: min end-slope ratio on the points <= {DPC_SAT}"
+
+
+def _linear_part(cs: list[Curve], xname: str) -> tuple[Check, str]:
+    """(test, detail) of the concave-vs-linear test on the points with mean <= 0.95."""
     below = [c.keep(c.means <= DPC_SAT, f"saturated, mean > {DPC_SAT}", xname) for c in cs]
     try:
         use = _at_least(below, 3, f"points below {DPC_SAT}")
     except Skip as e:
-        return INCONCLUSIVE, f"linearity not testable: {e}"
+        nan = float("nan")
+        return Check(LINEAR_TEST, nan, nan, nan, LINEAR.text(), INCONCLUSIVE), f"linearity not testable: {e}"
     point, lo, hi, each = shapes.bootstrap(use, shapes.end_slope_ratio)
-    o = outcome(point, lo, hi, LINEAR, "")
-    return o.verdict, (f"linear vs concave: min end-slope ratio {fmt(point, lo, hi)} (needs >= {LINEAR.low}: "
-                       f"{o.verdict}; {_each(use, each)})" + shapes.dropped(below))
+    test = check(LINEAR_TEST, point, lo, hi, LINEAR)
+    return test, (f"linear vs concave: min end-slope ratio {fmt(point, lo, hi)} (needs >= {LINEAR.low}: "
+                  f"{test.verdict}; {_each(use, each)})" + shapes.dropped(below))
 
 
 ABOVE_BOUND = Region(1, np.inf)
@@ -58,7 +64,7 @@ ABOVE_BOUND = Region(1, np.inf)
        "linear until saturation; slope far above the bound's (no number stated)", "DPC Fig 1a; spec dana.md §3")
 def dpc_exp1(t):
     cs, reps = dpc_curves(t, "exp1")
-    lin_verdict, lin_detail = _linear_part(cs, "H")
+    linear, lin_detail = _linear_part(cs, "H")
     cut = _at_least(_before_cut(cs, "H"), 3, "points before saturation")
 
     def ratio(c, rs):
@@ -66,7 +72,7 @@ def dpc_exp1(t):
 
     point, lo, hi, each = shapes.bootstrap(cut, ratio)
     return outcome(point, lo, hi, ABOVE_BOUND, f"slope/bound {_each(cut, each)}; {lin_detail}; "
-                   f"{_replicates(cut, reps)}" + shapes.dropped(cut), lin_verdict)
+                   f"{_replicates(cut, reps)}" + shapes.dropped(cut), linear, name="slope / bound slope (min over d)")
 
 
 QUADRATIC_BETTER = Region(1, np.inf)
@@ -178,10 +184,10 @@ def dpc_exp5(t):
         return (m[:, 1::2] - m[:, 0::2]).min(axis=1)
 
     point, lo, hi = stats.bootstrap_cells(cells, lead, shapes.N_RESAMPLES, seed=shapes.SEED)
-    lin_verdict, lin_detail = _linear_part(aot, "H")
+    linear, lin_detail = _linear_part(aot, "H")
     return outcome(point, lo, hi, MLP_AHEAD, "; ".join(
         f"{s}: MLP lead at H={mid:g} {cm.mean() - ca.mean():+.3f}" for s, mid, ca, cm in pairs)
-        + f"; AoT {lin_detail}", lin_verdict)
+        + f"; AoT {lin_detail}", replace(linear, name=f"AoT {linear.name}"), name="MLP lead at mid H (min over d)")
 
 
 SLOPE_RATIO = Region(1.3, 1.7)

@@ -10,7 +10,11 @@ from memcap.report.verdicts import PAPER_CLAIM, PROPERTY, scale_title
 
 
 def interval(r) -> str:
-    """'1.23 [1.01, 1.45]', '1' (exact), or '' (not computed)."""
+    """'1.23 [1.01, 1.45]', '1' (exact), or '' (not computed); for a claim of several tests, each test's
+    statistic, interval and verdict (the claim's verdict is read next to them)."""
+    tests = getattr(r, "tests", "")
+    if isinstance(tests, str) and tests:
+        return tests
     if np.isnan(r.statistic):
         return ""
     if r.ci_low == r.ci_high == r.statistic:
@@ -27,8 +31,9 @@ HOW_TO_READ = (
     "the accepted region (the `accept` column), so the named alternative is rejected. **not reproduced**: "
     "the whole interval lies outside it. **inconclusive**: the interval straddles the threshold; more "
     "seeds/repetitions or the paper's scale would decide. **not run at this scale**: the sweep it needs "
-    "is absent. **skipped**: the statistic cannot be computed (why is given). Points left out of a fit "
-    "are named in the detail.")
+    "is absent. **skipped**: the statistic cannot be computed (why is given). A claim made of several "
+    "tests shows each, numbered, with its statistic, interval and own verdict: reproduced only if every "
+    "test is, not reproduced if any is. Points left out of a fit are named in the detail.")
 
 
 def markdown(card: pd.DataFrame) -> str:
