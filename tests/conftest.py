@@ -128,9 +128,8 @@ class Project:
                         *extra, *targets, check=check, env=env)
 
 
-@pytest.fixture
-def project(tmp_path) -> Project:
-    root = tmp_path / "memcap"
+def copy_project(root: Path) -> Project:
+    """A fresh copy of the repository at `root`, every family at quick."""
     for f in repo_files():
         dest = root / f
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +141,54 @@ def project(tmp_path) -> Project:
     # Tests shrink the quick presets: every family at quick, whatever the published scales are
     project.edit_params(lambda p: p.update(scale={family: "quick" for family in p["scale"]}))
     return project
+
+
+@pytest.fixture
+def project(tmp_path) -> Project:
+    return copy_project(tmp_path / "memcap")
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory) -> Project:
+    """One `snakemake report` on a tiny grid of every family (test_report_pipeline.tiny_report), shared
+    by the end-to-end tests that only read its outputs and ask Snakemake what is left (`-n`): the first
+    pytest-xdist worker that needs it builds it under a lock, the other reuses it. A test that changes
+    anything works on a copy (`shutil.copytree(pipeline.root, ...)`), never on it."""
+    import fcntl
+    import time
+
+    from test_assumptions_pipeline import BPE
+
+    if not (BPE / "gpt2.tiktoken").exists():
+        pytest.skip("SKIPPED: data/gpt2-bpe not fetched (tools/fetch-gpt2-bpe.sh); the assumptions family needs it")
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-pipeline"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)                 # the other worker waits here while one builds
+        root, failed = shared / "memcap", shared / "failed"
+        if failed.exists():
+            pytest.fail(f"the shared tiny pipeline failed to build (in the other worker):\n{failed.read_text()}")
+        if not (shared / "built").exists():
+            from fixtures_assumptions import hf_cache
+            from test_report_pipeline import tiny_report
+
+            start = time.perf_counter()
+            try:
+                project = copy_project(root)
+                cache = str(hf_cache(shared / "hub"))
+                project.edit_params(lambda p: tiny_report(p, cache))
+                project.snakemake("report", env=own_code_env(project))
+            except BaseException as e:
+                failed.write_text(str(e)[-6000:])
+                raise
+            (shared / "built").write_text(f"{time.perf_counter() - start:.1f} s\n")
+    return Project(root)
+
+
+def own_code_env(project: Project) -> dict:
+    """The copy's own code and schemas (the editable install would read the live tree's), one thread a job."""
+    return {"PYTHONPATH": str(project.root / "src"), "OMP_NUM_THREADS": "1"}
 
 
 def log_of(run_path: str) -> str:

@@ -118,10 +118,10 @@ def test_gpt2_one_layer_L1_equals_first_block_of_deeper_model():
 
 def test_text_sampling_follows_the_reference_protocol():
     tokens = [np.arange(100, dtype=np.int32), np.arange(1000, 1030, dtype=np.int32), np.arange(5000, 5300, dtype=np.int32)]
-    ids, docs, offs = text.gpt2_windows(tokens, 30, 24, seed=42)
+    ids, docs, offs, repeats = text.gpt2_windows(tokens, 30, 24, seed=42)
     assert ids.shape == (30, 24) and set(docs) <= {0, 2}                      # doc 1 has < 1.5 n tokens
     assert all((row[1:] - row[:-1] == 1).all() for row in ids.numpy())       # contiguous windows
-    pairs, is_next, len1, spans = text.bert_pairs(tokens, 40, 32, seed=42, cls_id=101, sep_id=102)
+    pairs, is_next, len1, spans, _ = text.bert_pairs(tokens, 40, 32, seed=42, cls_id=101, sep_id=102)
     assert pairs.shape == (40, 32) and (pairs[:, 0] == 101).all()
     assert all(pairs[i, len1[i] + 1] == 102 for i in range(40)) and (pairs[:, -1] != 102).all()
     assert 0 < is_next.mean() < 1 and ((5 <= len1) & (len1 < 25)).all()
@@ -142,4 +142,14 @@ def test_shared_token_fraction_counts_text_another_example_holds():
     tokens = [np.arange(100), np.arange(20), np.arange(300)]
     line = text.describe_draw("windows", [[(0, 0, 24)], [(2, 5, 24)]], tokens, 24)
     assert line.startswith("2 windows of n = 24 tokens from 2 of 2 eligible articles (>= 36 tokens)")
-    assert line.endswith("another example 0%, 2 share none")
+    assert line.endswith("another example 0%, 2 share none; 0 identical examples drawn again were not kept")
+
+
+def test_an_example_drawn_twice_is_kept_once():
+    """A short corpus repeats windows; a k-subset holding both copies is never independent, so the second
+    copy is drawn again (the count says how many), and a corpus too small for `count` stops with why."""
+    tokens = [np.arange(40, dtype=np.int32)]                                 # 40 - 24 + 1 = 17 windows
+    ids, docs, offs, repeats = text.gpt2_windows(tokens, 15, 24, seed=0)
+    assert len({tuple(r) for r in ids.tolist()}) == 15 == len(set(offs)) and repeats > 0
+    with pytest.raises(ValueError, match="too few distinct examples"):
+        text.gpt2_windows(tokens, 18, 24, seed=0)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fixtures_assumptions import hf_cache
+from conftest import own_code_env
 from memcap import results
 
 BPE = Path(__file__).resolve().parents[1] / "data" / "gpt2-bpe"
@@ -32,12 +32,9 @@ def tiny_assumptions(params: dict, cache: str) -> None:
 
 
 @pytest.mark.e2e
-def test_assumptions_target_end_to_end(project, tmp_path):
-    if not (BPE / "gpt2.tiktoken").exists():
-        pytest.skip("data/gpt2-bpe not fetched (tools/fetch-gpt2-bpe.sh)")
-    cache = str(hf_cache(tmp_path / "hub"))
-    project.edit_params(lambda p: tiny_assumptions(p, cache))
-    project.snakemake("assumptions")
+def test_assumptions_target_end_to_end(pipeline):
+    """Reads the shared tiny run (conftest.pipeline), whose assumptions family is `tiny_assumptions`'s."""
+    project = pipeline
     root = project.root
     res = root / "results/assumptions"
     checks = results.read_parquet(res / "tables/checks.parquet")
@@ -80,6 +77,7 @@ def test_assumptions_target_end_to_end(project, tmp_path):
     assert 0 <= metrics["test_accuracy"] <= 1
     for ext in ("png", "pdf"):
         assert (root / f"figures/assumptions/fig1.{ext}").stat().st_size > 1000
+    assert "Nothing to be done" in project.snakemake("-n", "assumptions", env=own_code_env(project)).stdout
 
 
 def test_minilm_context_size_is_checked(project):

@@ -5,6 +5,7 @@ import copy
 import pytest
 import yaml
 
+from conftest import own_code_env
 from memcap import params as memcap_params
 from memcap.dpc import figures as dpc_figures
 from memcap.results import read_parquet, read_provenance
@@ -24,10 +25,9 @@ def tiny_dpc(params: dict) -> None:
 
 
 @pytest.mark.e2e
-def test_dpc_target_runs_end_to_end(project):
-    project.edit_params(tiny_dpc)
-    # validate against the copy's own schemas (the editable install would read the live tree's)
-    project.snakemake("dpc")
+def test_dpc_target_runs_end_to_end(pipeline):
+    """Reads the shared tiny run (conftest.pipeline), whose DPC family is `tiny_dpc`'s."""
+    project = pipeline
     root = project.root
     tables = root / "results/dpc/tables"
     runs = read_parquet(tables / "runs.parquet")
@@ -56,6 +56,7 @@ def test_dpc_target_runs_end_to_end(project):
     for name in names:
         for ext in dpc_figures.FORMATS:
             assert (root / f"figures/dpc/{name}.{ext}").stat().st_size > 1000, name
+    assert "Nothing to be done" in project.snakemake("-n", "dpc", env=own_code_env(project)).stdout
 
 
 def test_bad_dpc_params_are_rejected_with_the_key():

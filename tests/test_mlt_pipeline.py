@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import tiny_mlt
+from conftest import own_code_env, tiny_mlt
 from memcap import results
 
 pytestmark = pytest.mark.e2e
@@ -17,32 +17,33 @@ def _tiny(p):
     p["mlt_synthetic"]["quick"]["sweeps"]["head_saturation_h2"].update(min_steps=40, dataset_sizes=[32])
 
 
-def test_snakemake_produces_runs_table_figures_and_provenance(project):
-    project.edit_params(_tiny)
-    project.snakemake("mlt_synthetic")
+def test_snakemake_produces_runs_table_figures_and_provenance(pipeline):
+    """Reads the shared tiny run (conftest.pipeline): Fig 2a's and Fig 5's sweeps, the saturation sweeps."""
+    project = pipeline
     root = project.root / "results" / "mlt_synthetic"
+    q = project.params()["mlt_synthetic"]["quick"]
     runs = pd.read_parquet(root / "tables/runs.parquet")
-    # (2 + 2 + 1 values) x 1 T x 2 seeds
-    assert len(runs) == 10 and set(runs["sweep"]) == set(TINY_SWEEPS)
+    assert len(runs) == len(q["seeds"]) * sum(len(s["values"]) * len(s["dataset_sizes"]) for s in q["sweeps"].values())
+    assert set(runs["sweep"]) == set(q["sweeps"]) >= {*TINY_SWEEPS, "head_saturation_h4"}
     assert runs.loc[runs.task == "classification", "mem_acc"].between(0, 1).all()
     assert (runs["mem_loss"] > 0).all() and (runs["steps_run"] > 0).all()
     prov = results.read_provenance(root / "tables/runs.parquet")
     assert prov["params"]["quick"]["seeds"] == [0, 1]
     assert {"torch", "pandas", "pyarrow"} <= set(prov["packages"]) and prov["git_commit"]
-    run_prov = results.read_provenance(project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64))
+    run_prov = results.read_provenance(project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 48))
     assert run_prov["sweep"] == "scale_head_shared" and run_prov["params"]["heads"] == 2
-    attention = pd.read_parquet(project.root / project.run_path("mlt_synthetic", "head_saturation_h2", 2, 32,
+    attention = pd.read_parquet(project.root / project.run_path("mlt_synthetic", "head_saturation_h2", 2, 48,
                                                                 folder="attention"))
-    assert len(attention) == 2 * 32 * 2 and attention["max_attention"].between(0, 1).all()
+    assert len(attention) == 2 * 48 * 2 and attention["max_attention"].between(0, 1).all()
     for fig in ("fig2a", "fig2b", "fig2c", "fig4", "fig5"):
         for ext in ("png", "pdf"):
             assert (project.root / "figures" / "mlt_synthetic" / f"{fig}.{ext}").stat().st_size > 1000
     assert set(pd.read_parquet(root / "tables/fits.parquet")["sweep"]) == {"scale_head_shared"}
     assert json.loads((root / "metrics.json").read_text())["scale_head_shared"]["runs"] == 4
     summary = " ".join((root / "tables/summary.md").read_text().split())   # columns are padded
-    assert "| scale_head_shared | heads | 2 | 64 | 2 |" in summary
+    assert "| scale_head_shared | heads | 2 | 48 | 2 |" in summary
     # Nothing left to do, and no temp files left behind.
-    assert "Nothing to be done" in project.snakemake("-n", "mlt_synthetic").stdout
+    assert "Nothing to be done" in project.snakemake("-n", "mlt_synthetic", env=own_code_env(project)).stdout
     assert not list(project.root.glob("results/**/.*.tmp"))
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import tiny_capacity
-from fixtures_assumptions import hf_cache
+from conftest import Project, own_code_env, tiny_capacity
 from memcap import results
 from memcap.report import claims
-from test_assumptions_pipeline import BPE, tiny_assumptions
+from test_assumptions_pipeline import tiny_assumptions
 from test_dpc_pipeline import tiny_dpc
 from test_report_html import rendered
 from test_theory_pipeline import _tiny as tiny_theory
@@ -23,24 +24,22 @@ pytestmark = pytest.mark.e2e
 
 
 def tiny_report(p: dict, cache: str) -> None:
+    """Every family on a tiny grid: what the shared pipeline (conftest.pipeline) trains once for the
+    end-to-end tests of the report and of each family."""
     q = p["mlt_synthetic"]["quick"]
-    head = {**q["sweeps"]["scale_head_shared"], "values": [1, 2], "dataset_sizes": [48], "min_steps": 40}
+    sweeps = dict(q["sweeps"])
     tiny_theory(p)                                   # MLT saturation sweeps + the theory family, tiny
-    q["sweeps"]["scale_head_shared"] = head          # plus one classification sweep for Fig 2a and bits
+    for name in ("scale_head_shared", "regress_scale_head_shared"):   # Fig 2a and bits; Fig 5 (regression)
+        q["sweeps"][name] = {**sweeps[name], "values": [1, 2], "dataset_sizes": [48], "min_steps": 40}
     tiny_dpc(p)
-    dpc = p["dpc"]["quick"]["experiments"]                       # the report needs a DPC table, not all of it
-    p["dpc"]["quick"]["experiments"] = {k: dpc[k] for k in ("exp1", "exp6")}
     tiny_assumptions(p, cache)
     tiny_capacity(p)
 
 
-def test_report_target_end_to_end(project, tmp_path):
-    if not (BPE / "gpt2.tiktoken").exists():
-        pytest.skip("SKIPPED: data/gpt2-bpe not fetched (tools/fetch-gpt2-bpe.sh); the assumptions family needs it")
-    cache = str(hf_cache(tmp_path / "hub"))
-    project.edit_params(lambda p: tiny_report(p, cache))
-    env = {"PYTHONPATH": str(project.root / "src"), "OMP_NUM_THREADS": "1"}   # this copy's code and schemas
-    project.snakemake("report", env=env)
+def test_report_target_end_to_end(pipeline, tmp_path):
+    """Reads the shared tiny run of every family (conftest.pipeline: `snakemake report`)."""
+    project = pipeline
+    env = own_code_env(project)
     rep = project.root / "results" / "report"
     tables = rep / "tables"
 
@@ -56,7 +55,7 @@ def test_report_target_end_to_end(project, tmp_path):
     for cid in ("mlt_thm1_trained_above_bound", "capacity_above_mlt_bound"):
         assert ran[cid] in (claims.REPRODUCED, claims.NOT_REPRODUCED, claims.INCONCLUSIVE), (cid, ran[cid])
     assert ran["dpc_exp6_slope_ratio"] != claims.NOT_RUN                 # exp6 ran (2 points: may be skipped)
-    assert ran["dpc_exp2_quadratic_dh"] == claims.NOT_RUN                # exp2 is not in the tiny preset
+    assert ran["dpc_exp2_quadratic_dh"] != claims.NOT_RUN                # every DPC experiment ran
     assert set(card.kind) == {claims.PAPER_CLAIM, claims.PROPERTY}
     metrics = json.loads((rep / "metrics.json").read_text())
     assert sum(metrics["all"].values()) == len(card)
@@ -93,7 +92,9 @@ def test_report_target_end_to_end(project, tmp_path):
     assert len(shown) >= len(pngs), names[:20]
 
     # The capacity family: a new architecture reruns only its own search (the rule's params leave the
-    # grids out).
+    # grids out). On a copy: the shared run is read by other tests.
+    project = Project(Path(shutil.copytree(project.root, tmp_path / "copy", symlinks=True)))
+    env = own_code_env(project)
     project.edit_params(lambda p: p["capacity"]["quick"].update(head_dim_grid=[2, 4]))
     dry = project.snakemake("-n", "capacity", env=env).stdout
     assert project.run_path("capacity", 1, 4) in dry and re.search(r"capacity_search\s+1\n", dry), dry

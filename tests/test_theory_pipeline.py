@@ -7,6 +7,7 @@ import re
 import pandas as pd
 import pytest
 
+from conftest import own_code_env
 from memcap import results
 
 
@@ -26,10 +27,10 @@ def _tiny(p: dict) -> None:
 
 
 @pytest.mark.e2e
-def test_theory_target_end_to_end(project):
-    project.edit_params(_tiny)
-    env = {"PYTHONPATH": str(project.root / "src"), "OMP_NUM_THREADS": "1"}   # this copy's code and schemas
-    project.snakemake("theory", env=env)
+def test_theory_target_end_to_end(pipeline):
+    """Reads the shared tiny run (conftest.pipeline), whose theory family is `_tiny`'s."""
+    project = pipeline
+    env = own_code_env(project)
     res = project.root / "results" / "theory" / "tables"
 
     con = results.read_parquet(res / "construct.parquet")

@@ -5,7 +5,8 @@ BERT:  [CLS] s1 [SEP] s2 with exactly n tokens (no final [SEP], token types all 
        len1 ~ randint(5, n-7), len2 = n-2-len1; with probability 1/2 s1, s2 are prefixes of two
        random documents ("not next"), else consecutive slices of one n-2 window; query = [CLS].
 Sampling follows the reference: np.random.RandomState(seed); a document is accepted only with
->= 1.5·n tokens; the window offset is uniform. L0 = hidden_states[0] (embedding output),
+>= 1.5·n tokens; the window offset is uniform; an example identical to one already drawn is not kept
+(a small corpus repeats windows, which the reference's Wikipedia never does: `_Distinct`). L0 = hidden_states[0] (embedding output),
 L1 = hidden_states[1] (first block, before any final layernorm).
 """
 
@@ -28,46 +29,76 @@ def _accepting(tokens: list[np.ndarray], min_len: int) -> np.ndarray:
     return ok
 
 
+class _Distinct:
+    """The examples drawn so far, by content: one drawn again is not kept. On the reference's Wikipedia
+    (6M articles) a repeat never happens; 2,000 windows of 1,024 tokens from gensim's 85 long articles
+    repeat 10 windows exactly, and a k-subset holding both copies is never of rank k: those 10 pairs alone
+    held GPT-2's L1 Kruskal rank at 59 (P(a 60-subset holds a pair) ~ 1%)."""
+
+    def __init__(self, count: int):
+        self.seen: set[bytes] = set()
+        self.redrawn, self.limit = 0, 10 * count
+
+    def new(self, example: np.ndarray) -> bool:
+        key = example.tobytes()
+        if key in self.seen:
+            self.redrawn += 1
+            if self.redrawn > self.limit:
+                raise ValueError(f"the corpus gives too few distinct examples ({len(self.seen)} after "
+                                 f"{self.redrawn} repeats); lower count or context_size")
+            return False
+        self.seen.add(key)
+        return True
+
+
 def gpt2_windows(tokens: list[np.ndarray], count: int, context_size: int, seed: int):
-    """(ids (T, n) int64, doc index (T,), offset (T,))."""
+    """(ids (T, n) int64, doc index (T,), offset (T,), repeats: identical windows drawn again, not kept)."""
     rs = np.random.RandomState(seed)
     ok = _accepting(tokens, int(1.5 * context_size))
-    ids, docs, offs = [], [], []
+    ids, docs, offs, distinct = [], [], [], _Distinct(count)
     while len(ids) < count:
         j = rs.randint(len(tokens))
         if not ok[j]:
             continue
         start = rs.randint(0, len(tokens[j]) - context_size + 1)
-        ids.append(tokens[j][start:start + context_size])
+        window = tokens[j][start:start + context_size]
+        if not distinct.new(window):
+            continue
+        ids.append(window)
         docs.append(j)
         offs.append(start)
-    return torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(docs), np.array(offs)
+    return torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(docs), np.array(offs), distinct.redrawn
 
 
 def bert_pairs(tokens: list[np.ndarray], count: int, context_size: int, seed: int, cls_id: int, sep_id: int):
-    """(ids (T, n) int64, is_next (T,) bool, len1 (T,), spans): spans[t] lists the (doc, start, length)
-    pieces of documents example t is made of."""
+    """(ids (T, n) int64, is_next (T,) bool, len1 (T,), spans, repeats): spans[t] lists the (doc, start,
+    length) pieces of documents example t is made of; repeats: identical examples drawn again, not kept."""
     rs = np.random.RandomState(seed)
     n, body = context_size, context_size - 2
     ok = np.flatnonzero(_accepting(tokens, int(1.5 * context_size)))
-    ids, nexts, lens, spans = [], [], [], []
+    ids, nexts, lens, spans, distinct = [], [], [], [], _Distinct(count)
     while len(ids) < count:
         len1 = rs.randint(5, n - 7)
         len2 = body - len1
         if rs.rand() < 0.5:                                             # not next: two documents' prefixes
             ja, jb = ok[rs.randint(len(ok))], ok[rs.randint(len(ok))]
             s1, s2, is_next = tokens[ja][:len1], tokens[jb][:len2], False
-            spans.append([(ja, 0, len1), (jb, 0, len2)])
+            span = [(ja, 0, len1), (jb, 0, len2)]
         else:                                                           # next: one window, cut in two
             j = ok[rs.randint(len(ok))]
             start = rs.randint(0, len(tokens[j]) - body + 1)
             window = tokens[j][start:start + body]
             s1, s2, is_next = window[:len1], window[len1:], True
-            spans.append([(j, start, body)])
-        ids.append(np.concatenate([[cls_id], s1, [sep_id], s2]))
+            span = [(j, start, body)]
+        example = np.concatenate([[cls_id], s1, [sep_id], s2])
+        if not distinct.new(example):
+            continue
+        ids.append(example)
+        spans.append(span)
         nexts.append(is_next)
         lens.append(len1)
-    return torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(nexts), np.array(lens), spans
+    return (torch.as_tensor(np.stack(ids), dtype=torch.int64), np.array(nexts), np.array(lens), spans,
+            distinct.redrawn)
 
 
 def shared_token_fraction(spans: list[list[tuple[int, int, int]]], doc_lengths: list[int]) -> np.ndarray:
@@ -86,7 +117,7 @@ def shared_token_fraction(spans: list[list[tuple[int, int, int]]], doc_lengths: 
                      max(1, sum(int(m.sum()) for m in marks.values())) for marks in own])
 
 
-def describe_draw(what: str, spans, tokens: list[np.ndarray], context_size: int) -> str:
+def describe_draw(what: str, spans, tokens: list[np.ndarray], context_size: int, repeats: int = 0) -> str:
     """One sentence on what a text sample is made of: how many documents it used out of those eligible
     (>= 1.5 n tokens) and how much its examples share text (a small corpus cannot give 2,000 disjoint
     windows of 1,024 tokens)."""
@@ -95,7 +126,8 @@ def describe_draw(what: str, spans, tokens: list[np.ndarray], context_size: int)
     shared = shared_token_fraction(spans, [len(t) for t in tokens])
     return (f"{len(spans)} {what} of n = {context_size} tokens from {used} of {eligible} eligible articles "
             f"(>= {int(1.5 * context_size)} tokens); mean share of an example's text found in another example "
-            f"{shared.mean():.0%}, {int((shared == 0).sum())} share none")
+            f"{shared.mean():.0%}, {int((shared == 0).sum())} share none; {repeats} identical examples drawn "
+            f"again were not kept")
 
 
 def random_gpt2(config: dict, seed: int):

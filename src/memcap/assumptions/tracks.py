@@ -154,9 +154,9 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
         enc = hf.gpt2_encoding(cfg["bpe_dir"])
         tokens = text.tokenize_documents(docs, enc.encode_ordinary)
         def make(n):
-            ids, docs, offs = text.gpt2_windows(tokens, cfg["count"], n, preset["seed"])
+            ids, docs, offs, repeats = text.gpt2_windows(tokens, cfg["count"], n, preset["seed"])
             spans = [[(j, s, n)] for j, s in zip(docs, offs)]
-            return ids, text.describe_draw("windows at uniform random offsets", spans, tokens, n)
+            return ids, text.describe_draw("windows at uniform random offsets", spans, tokens, n, repeats)
         query_index = -1
     else:
         from transformers import AutoTokenizer
@@ -165,10 +165,10 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
         tok.model_max_length = 10**9                                        # whole documents, no warning
         tokens = text.tokenize_documents(docs, lambda s: tok(s, add_special_tokens=False)["input_ids"])
         def make(n):
-            ids, is_next, _, spans = text.bert_pairs(tokens, cfg["count"], n, preset["seed"], tok.cls_token_id,
-                                                     tok.sep_token_id)
+            ids, is_next, _, spans, repeats = text.bert_pairs(tokens, cfg["count"], n, preset["seed"],
+                                                              tok.cls_token_id, tok.sep_token_id)
             what = f"sentence pairs ({is_next.mean():.0%} consecutive slices, the rest two article prefixes)"
-            return ids, text.describe_draw(what, spans, tokens, n)
+            return ids, text.describe_draw(what, spans, tokens, n, repeats)
         query_index = 0
 
     label = {"gensim": "gensim enwiki articles (real Wikipedia)", "ovos": "ovos Wikipedia extracts (real)",
