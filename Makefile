@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup reproduce pull retrain publish test benchmarks clean
+.PHONY: setup reproduce pull retrain publish test test-fast benchmarks clean
 
 setup: $(VENV)/.memcap-installed
 
@@ -53,6 +53,11 @@ test: setup
 	bash tools/slurm-up.sh
 	bash tools/install-chromium.sh   # headless Chromium for the HTML report test
 	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal --durations=25
+
+# The inner loop (under 2 minutes): the unit tests of the math, params, verdicts and layout; no
+# Snakemake, DVC or SLURM run (those are marked e2e / slurm / slow and run in `make test`, as in CI).
+test-fast: setup
+	pytest -q -ra -n 2 -m "not e2e and not slurm and not slow" --durations=10
 
 benchmarks: setup
 	python benchmarks/train_throughput.py
