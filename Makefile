@@ -55,9 +55,9 @@ test: setup
 	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal --durations=25
 
 # The inner loop (under 2 minutes): the unit tests of the math, params, verdicts and layout; no
-# Snakemake, DVC or SLURM run (those are marked e2e / slurm / slow and run in `make test`, as in CI).
+# pipeline, DVC or SLURM run (those are marked e2e / slurm and run in `make test`, as in CI).
 test-fast: setup
-	pytest -q -ra -n 2 -m "not e2e and not slurm and not slow" --durations=10
+	pytest -q -ra -n 2 -m "not e2e and not slurm" --durations=10
 
 benchmarks: setup
 	python benchmarks/train_throughput.py

@@ -28,19 +28,16 @@ BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 SLOWEST = {
     "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 330,      # mostly waits on SLURM
     "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 198,
+    # builds the shared tiny pipeline (conftest.pipeline, ~110 s) that the family end-to-end tests read
     "test_report_pipeline.py::test_report_target_end_to_end": 146,
     "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 117,
     "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 98,
     "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 93,
     "test_infra_dvc.py::test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not": 73,
-    "test_dpc_pipeline.py::test_dpc_target_runs_end_to_end": 68,
     "test_infra_dvc.py::test_published_remote_restores_every_result_of_a_fresh_clone": 55,
-    "test_assumptions_pipeline.py::test_assumptions_target_end_to_end": 49,
-    "test_theory_pipeline.py::test_theory_target_end_to_end": 39,
     "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 38,
     "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 38,
     "test_configfile.py::test_config_override_reaches_the_job": 37,
-    "test_mlt_pipeline.py::test_snakemake_produces_runs_table_figures_and_provenance": 36,
 }
 
 

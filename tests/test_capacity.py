@@ -51,12 +51,15 @@ def test_every_seed_must_pass(monkeypatch):
         assert settings["heads"] == value == 2 and settings["context"] == "shared"
         calls.append(T)
         acc = [1.0, 1.0 if T <= 20 else 0.5]                       # the second seed fails above T = 20
-        return pd.DataFrame({"mem_acc": acc, "dataset_size": T, "wall_time_s": 0.0, "param_count": 99}), None
+        return pd.DataFrame({"mem_acc": acc, "dataset_size": T, "wall_time_s": 0.0, "param_count": 99,
+                             "best_step": [100, 90], "steps_run": 100}), None
 
     monkeypatch.setattr(search, "train_point", fake_train_point)
     row = search.search_architecture(p, heads=2, head_dim=4, scale="quick").iloc[0]
     assert row.capacity_low <= 20 < row.capacity_high and row.evaluations == len(calls)
     assert row.param_count == 99 and row.family == "capacity"
+    # the failing seed at capacity_high: its accuracy, and its loss had stopped falling (best step 90 of 100)
+    assert row.miss_min_acc == 0.5 and not row.miss_loss_falling and row.miss_best_steps == "90/100"
 
 
 def test_table_adds_both_bounds_sorted():

@@ -30,8 +30,10 @@ def test_snakemake_produces_runs_table_figures_and_provenance(pipeline):
     prov = results.read_provenance(root / "tables/runs.parquet")
     assert prov["params"]["quick"]["seeds"] == [0, 1]
     assert {"torch", "pandas", "pyarrow"} <= set(prov["packages"]) and prov["git_commit"]
-    run_prov = results.read_provenance(project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 48))
-    assert run_prov["sweep"] == "scale_head_shared" and run_prov["params"]["heads"] == 2
+    run = project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 48)
+    run_prov = results.read_provenance(run)
+    assert run_prov["sweep"] == "scale_head_shared" and run_prov["params"]["vary"] == "heads"
+    assert pd.read_parquet(run)["heads"].eq(2).all()                 # the swept value, not the default
     attention = pd.read_parquet(project.root / project.run_path("mlt_synthetic", "head_saturation_h2", 2, 48,
                                                                 folder="attention"))
     assert len(attention) == 2 * 48 * 2 and attention["max_attention"].between(0, 1).all()
