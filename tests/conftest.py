@@ -168,6 +168,7 @@ def pipeline(tmp_path_factory) -> Project:
             pytest.fail(f"the shared tiny pipeline failed to build (in the other worker):\n{failed.read_text()}")
         if not (shared / "built").exists():
             from fixtures_assumptions import hf_cache
+            from infra_helpers import code_env
             from test_report_pipeline import tiny_report
 
             start = time.perf_counter()
@@ -175,17 +176,12 @@ def pipeline(tmp_path_factory) -> Project:
                 project = copy_project(root)
                 cache = str(hf_cache(shared / "hub"))
                 project.edit_params(lambda p: tiny_report(p, cache))
-                project.snakemake("report", env=own_code_env(project))
+                project.snakemake("report", env=code_env(project.root))
             except BaseException as e:
                 failed.write_text(str(e)[-6000:])
                 raise
             (shared / "built").write_text(f"{time.perf_counter() - start:.1f} s\n")
     return Project(root)
-
-
-def own_code_env(project: Project) -> dict:
-    """The copy's own code and schemas (the editable install would read the live tree's), one thread a job."""
-    return {"PYTHONPATH": str(project.root / "src"), "OMP_NUM_THREADS": "1"}
 
 
 def log_of(run_path: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import own_code_env
+from infra_helpers import code_env
 from memcap import results
 
 BPE = Path(__file__).resolve().parents[1] / "data" / "gpt2-bpe"
@@ -77,7 +77,7 @@ def test_assumptions_target_end_to_end(pipeline):
     assert 0 <= metrics["test_accuracy"] <= 1
     for ext in ("png", "pdf"):
         assert (root / f"figures/assumptions/fig1.{ext}").stat().st_size > 1000
-    assert "Nothing to be done" in project.snakemake("-n", "assumptions", env=own_code_env(project)).stdout
+    assert "Nothing to be done" in project.snakemake("-n", "assumptions", env=code_env(project.root)).stdout
 
 
 def test_minilm_context_size_is_checked(project):

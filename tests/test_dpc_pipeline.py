@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from conftest import own_code_env
+from infra_helpers import code_env
 from memcap import params as memcap_params
 from memcap.dpc import figures as dpc_figures
 from memcap.results import read_parquet, read_provenance
@@ -56,7 +56,7 @@ def test_dpc_target_runs_end_to_end(pipeline):
     for name in names:
         for ext in dpc_figures.FORMATS:
             assert (root / f"figures/dpc/{name}.{ext}").stat().st_size > 1000, name
-    assert "Nothing to be done" in project.snakemake("-n", "dpc", env=own_code_env(project)).stdout
+    assert "Nothing to be done" in project.snakemake("-n", "dpc", env=code_env(project.root)).stdout
 
 
 def test_bad_dpc_params_are_rejected_with_the_key():

@@ -5,7 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import own_code_env, tiny_mlt
+from conftest import tiny_mlt
+from infra_helpers import code_env
 from memcap import results
 
 pytestmark = pytest.mark.e2e
@@ -45,7 +46,7 @@ def test_snakemake_produces_runs_table_figures_and_provenance(pipeline):
     summary = " ".join((root / "tables/summary.md").read_text().split())   # columns are padded
     assert "| scale_head_shared | heads | 2 | 48 | 2 |" in summary
     # Nothing left to do, and no temp files left behind.
-    assert "Nothing to be done" in project.snakemake("-n", "mlt_synthetic", env=own_code_env(project)).stdout
+    assert "Nothing to be done" in project.snakemake("-n", "mlt_synthetic", env=code_env(project.root)).stdout
     assert not list(project.root.glob("results/**/.*.tmp"))
 
 

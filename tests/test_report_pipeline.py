@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import Project, own_code_env, tiny_capacity
+from conftest import Project, tiny_capacity
+from infra_helpers import code_env
 from memcap import results
 from memcap.report import claims
 from test_assumptions_pipeline import tiny_assumptions
@@ -39,7 +40,7 @@ def tiny_report(p: dict, cache: str) -> None:
 def test_report_target_end_to_end(pipeline, tmp_path):
     """Reads the shared tiny run of every family (conftest.pipeline: `snakemake report`)."""
     project = pipeline
-    env = own_code_env(project)
+    env = code_env(project.root)
     rep = project.root / "results" / "report"
     tables = rep / "tables"
 
@@ -94,7 +95,7 @@ def test_report_target_end_to_end(pipeline, tmp_path):
     # The capacity family: a new architecture reruns only its own search (the rule's params leave the
     # grids out). On a copy: the shared run is read by other tests.
     project = Project(Path(shutil.copytree(project.root, tmp_path / "copy", symlinks=True)))
-    env = own_code_env(project)
+    env = code_env(project.root)
     project.edit_params(lambda p: p["capacity"]["quick"].update(head_dim_grid=[2, 4]))
     dry = project.snakemake("-n", "capacity", env=env).stdout
     assert project.run_path("capacity", 1, 4) in dry and re.search(r"capacity_search\s+1\n", dry), dry

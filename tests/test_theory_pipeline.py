@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from conftest import own_code_env
+from infra_helpers import code_env
 from memcap import results
 
 
@@ -30,7 +30,7 @@ def _tiny(p: dict) -> None:
 def test_theory_target_end_to_end(pipeline):
     """Reads the shared tiny run (conftest.pipeline), whose theory family is `_tiny`'s."""
     project = pipeline
-    env = own_code_env(project)
+    env = code_env(project.root)
     res = project.root / "results" / "theory" / "tables"
 
     con = results.read_parquet(res / "construct.parquet")
