@@ -145,43 +145,70 @@ def project(tmp_path) -> Project:
     return copy_project(tmp_path / "memcap")
 
 
-@pytest.fixture(scope="session")
-def pipeline(tmp_path_factory) -> Project:
-    """One `snakemake report` on a tiny grid of every family (test_report_pipeline.tiny_report), shared
-    by the end-to-end tests that only read its outputs and ask Snakemake what is left (`-n`): the first
-    pytest-xdist worker that needs it builds it under a lock, the other reuses it. A test that changes
-    anything works on a copy (`shutil.copytree(pipeline.root, ...)`), never on it."""
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder that `build(folder)` fills once per test session, shared by the pytest-xdist workers:
+    the first that asks builds it under a file lock, the others wait there and reuse it (or fail
+    with the builder's error). Tests only read it; one that changes anything works on a copy."""
     import fcntl
     import time
 
-    from test_assumptions_pipeline import BPE
-
-    if not (BPE / "gpt2.tiktoken").exists():
-        pytest.skip("SKIPPED: data/gpt2-bpe not fetched (tools/fetch-gpt2-bpe.sh); the assumptions family needs it")
     base = tmp_path_factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-pipeline"
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
     shared.mkdir(exist_ok=True)
     with open(shared / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)                 # the other worker waits here while one builds
-        root, failed = shared / "memcap", shared / "failed"
+        failed = shared / "failed"
         if failed.exists():
-            pytest.fail(f"the shared tiny pipeline failed to build (in the other worker):\n{failed.read_text()}")
+            pytest.fail(f"{name} failed to build (in the other worker):\n{failed.read_text()}")
         if not (shared / "built").exists():
-            from fixtures_assumptions import hf_cache
-            from infra_helpers import code_env
-            from test_report_pipeline import tiny_report
-
             start = time.perf_counter()
             try:
-                project = copy_project(root)
-                cache = str(hf_cache(shared / "hub"))
-                project.edit_params(lambda p: tiny_report(p, cache))
-                project.snakemake("report", env=code_env(project.root))
+                build(shared)
             except BaseException as e:
                 failed.write_text(str(e)[-6000:])
                 raise
             (shared / "built").write_text(f"{time.perf_counter() - start:.1f} s\n")
-    return Project(root)
+    return shared
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory) -> Project:
+    """One `snakemake report` on a tiny grid of every family (test_report_pipeline.tiny_report), shared
+    by the end-to-end tests that only read its outputs and ask Snakemake what is left (`-n`). A test
+    that changes anything works on a copy (`shutil.copytree(pipeline.root, ...)`), never on it."""
+    from test_assumptions_pipeline import BPE
+
+    if not (BPE / "gpt2.tiktoken").exists():
+        pytest.skip("SKIPPED: data/gpt2-bpe not fetched (tools/fetch-gpt2-bpe.sh); the assumptions family needs it")
+
+    def build(shared: Path) -> None:
+        from fixtures_assumptions import hf_cache
+        from infra_helpers import code_env
+        from test_report_pipeline import tiny_report
+
+        project = copy_project(shared / "memcap")
+        cache = str(hf_cache(shared / "hub"))
+        project.edit_params(lambda p: tiny_report(p, cache))
+        project.snakemake("report", env=code_env(project.root))
+
+    return Project(built_once(tmp_path_factory, "shared-pipeline", build) / "memcap")
+
+
+@pytest.fixture(scope="session")
+def published_clone(tmp_path_factory) -> Path:
+    """A `git clone` of this repository restored from its published DVC remote by the project's pull
+    command (`tools/dvc-pull.sh`, as `make pull` runs it), once per session; its output is kept in
+    `pull.log` beside the clone. Read it, or `cp -a` it (mtimes kept, so Snakemake agrees)."""
+    from infra_helpers import code_env
+
+    def build(shared: Path) -> None:
+        clone = shared / "clone"
+        subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+        shutil.copytree(REPO / "data" / "gpt2-bpe", clone / "data" / "gpt2-bpe")   # what make setup fetches
+        pulled = Project(clone).run("bash", "tools/dvc-pull.sh", env=code_env(clone))
+        (shared / "pull.log").write_text(pulled.stdout)
+
+    return built_once(tmp_path_factory, "published-clone", build) / "clone"
 
 
 def log_of(run_path: str) -> str:

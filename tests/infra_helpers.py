@@ -70,11 +70,14 @@ def result_tables(root: Path) -> dict[str, pd.DataFrame]:
     return out
 
 
-def assert_same_results(a: Path, b: Path) -> None:
-    ta, tb = result_tables(a), result_tables(b)
+def assert_same_tables(ta: dict[str, pd.DataFrame], tb: dict[str, pd.DataFrame]) -> None:
     assert ta.keys() == tb.keys() and ta, (sorted(ta), sorted(tb))
     for key in ta:
         pd.testing.assert_frame_equal(ta[key], tb[key], obj=key)
+
+
+def assert_same_results(a: Path, b: Path) -> None:
+    assert_same_tables(result_tables(a), result_tables(b))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import infra_helpers as ih
-from conftest import BIN
+from conftest import BIN, Project
 from infra_helpers import slurm  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
@@ -58,28 +58,69 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     assert (project.root / "slurm").resolve() == (project.root / "profiles/slurm").resolve()  # `--profile slurm`
     ih.git_commit_all(project)                                  # DVC needs git (for `dvc repro` below)
     env = ih.code_env(project.root)
-    local = tmp_path / "local"
+    local, failing_copy = tmp_path / "local", tmp_path / "failing"
     ih.copy_tree(project.root, local)
-    local_env = ih.code_env(local)
+    ih.copy_tree(project.root, failing_copy)
+    local_project = Project(local)
 
-    # The reference: the same targets on local cores, meanwhile (SLURM jobs mostly wait on polling).
-    local_run = background(
-        [str(BIN / "snakemake"), "--cores", "2", "--nocolor", "--quiet", "progress", "--", *TARGETS],
-        cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
-    # --set-threads: one job asks for 2 CPUs, so threads -> --cpus-per-task is checked with a value != 1.
-    run = project.run(str(BIN / "snakemake"), "--profile", "slurm", "--profile", "tests/profiles/slurm-local",
-                      "--nocolor", "--set-threads",
-                      "mlt_aggregate=2", "--", *TARGETS, env=env, timeout=600, check=False)
+    def tools_env(root):
+        return {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **ih.code_env(root)}
+
+    # Three runs at once, each in its own copy (one snakemake per working directory; SLURM jobs mostly
+    # wait on polling, so overlapping them is what keeps this test short):
+    # 1. the targets through the SLURM profile, --set-threads: one job asks for 2 CPUs, so threads ->
+    #    --cpus-per-task is checked with a value != 1;
+    run = background([str(BIN / "snakemake"), "--profile", "slurm", "--profile", "tests/profiles/slurm-local",
+                      "--nocolor", "--set-threads", "mlt_aggregate=2", "--", *TARGETS],
+                     cwd=project.root, env=tools_env(project.root))
+    # 2. a failing job: its log is shown, not just its path, and its retry asks for twice the time limit
+    #    (params.yaml runtime x attempt). device=auto fails in the job: SLURM gave it a (fake) GPU that
+    #    this CPU-only torch cannot use, and it must not fall back to the CPU silently;
+    failing = background(
+        [str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--retries", "1", "--config",
+         "device=auto", "--", project.run_path("mlt_synthetic", "scale_head_shared", 2, 32)],
+        cwd=failing_copy, env=tools_env(failing_copy))
+    # 3. the reference: the same targets on local cores, then (below) `dvc repro` on top of it.
+    local_run = background([str(BIN / "snakemake"), "--cores", "2", "--nocolor", "--quiet", "progress", "--",
+                            *TARGETS], cwd=local, env=tools_env(local))
     out, _ = local_run.communicate(timeout=600)
-    log = run.stdout + run.stderr
-    assert run.returncode == 0, log[-6000:]
     assert local_run.returncode == 0, out[-4000:]
+    reference = ih.result_tables(local)
 
+    # `dvc repro` with the SLURM profiles from the environment, now packing (a GPU preset's
+    # pack_models): one new grid value's two jobs go as one pack job through sbatch, with its GPU, on
+    # the GPU partition, requeueable, plus the aggregate and figures jobs; the finished grid points are
+    # not redone. The pack job's own Snakemake reads the plan its scheduler made (MEMCAP_PACK_PLAN).
+    def one_more_value_packed(p):
+        p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=[2, 3])
+        p["resources"]["quick"]["train"].update(pack_models=8, pack_mem_mb=1000)
+    local_project.edit_params(one_more_value_packed)
+    kept = local / local_project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)
+    before = kept.stat().st_mtime_ns
+    repro = local_project.run("dvc", "repro", "mlt_synthetic", timeout=600,
+                              env={**ih.code_env(local), "SNAKEMAKE_PROFILE": ih.SLURM_PROFILE_ENV})
+    rlog = repro.stdout + repro.stderr
+    jobs = [ih.show_job(j) for j in ih.submitted_jobs(rlog)]
+    rules = sorted(_rule_of(j) for j in jobs)
+    assert rules[:2] == ["mlt_aggregate", "mlt_figures"] and len(rules) == 3, rlog[-3000:]
+    pack = next(j for j in jobs if _rule_of(j).startswith("mlt_train_pack_"))
+    assert pack["JobState"] == "COMPLETED" and pack["Partition"] == "gpu" and pack["Requeue"] == "1", pack
+    assert pack["TresPerJob"] == f"gres:gpu:{ih.TRAIN_RES['gpu']}", pack
+    for T in SIZES:
+        made = pd.read_parquet(local / local_project.run_path("mlt_synthetic", "scale_head_shared", 3, T))
+        assert (made.models_in_job == 4).all(), made          # both jobs' seeds in one pack
+    assert kept.stat().st_mtime_ns == before
+    runs = pd.read_parquet(local / "results/mlt_synthetic/tables/runs.parquet")
+    assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [2, 3]
+    assert "scale_head_shared" in (local / "dvc.lock").read_text()
+
+    out, _ = run.communicate(timeout=600)
+    assert run.returncode == 0, out[-6000:]
     # Every job went through sbatch, with the resources its rule declares (scontrol keeps finished
     # jobs for MinJobAge; sacct needs slurmdbd, which the test cluster does not run).
-    jobids = ih.submitted_jobs(log)
+    jobids = ih.submitted_jobs(out)
     jobs = {jid: ih.show_job(jid) for jid in jobids}
-    assert sorted(_rule_of(j) for j in jobs.values()) == sorted(RULES), log[-3000:]
+    assert sorted(_rule_of(j) for j in jobs.values()) == sorted(RULES), out[-3000:]
     for jid, job in jobs.items():
         rule = _rule_of(job)
         res = ih.TRAIN_RES if rule in ih.TRAIN_RULES else ih.LIGHT_RES
@@ -96,57 +137,21 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
         assert job["Partition"] == ("gpu" if res["gpu"] else "cpu"), (rule, job["Partition"])
         assert job["Requeue"] == "1", (rule, job)      # slurm-requeue: a preempted job is requeued
         if res["gpu"]:
-            # Requested and allocated one of the node's two fake GPUs.
+            # Requested and allocated one of the node's fake GPUs.
             assert job["TresPerJob"] == f"gres:gpu:{res['gpu']}" and job["JOB_GRES"] == f"gpu:{res['gpu']}", job
         else:
             assert "gpu" not in job.get("TresPerJob", "") and job["JOB_GRES"] == "(null)", (rule, job)
         assert (project.root / job["StdOut"]).exists()      # the plugin's per-job log, kept on success
     # The grid went as one job array (slurm-array-jobs), the single jobs as plain jobs.
     arrays = {jid: job for jid, job in jobs.items() if "ArrayJobId" in job}
-    assert sorted(_rule_of(j) for j in arrays.values()) == ["mlt_train", "mlt_train"], log[-3000:]
+    assert sorted(_rule_of(j) for j in arrays.values()) == ["mlt_train", "mlt_train"], out[-3000:]
     assert len({j["ArrayJobId"] for j in arrays.values()}) == 1
     assert sorted(j["ArrayTaskId"] for j in arrays.values()) == ["1", "2"]
     # A checkpointing training job among them, requeueable (checked for every job above).
     assert any(_rule_of(j) == "mlt_train" and j["Requeue"] == "1" and j["Partition"] == "gpu"
                for j in jobs.values())
-
     # Same numbers as the local run (timing columns aside), file by file.
-    ih.assert_same_results(project.root, local)
-
-    # A failing job: its log is shown, not just its path, and its retry asks for twice the time limit
-    # (params.yaml runtime x attempt). device=auto fails in the job: SLURM gave it a (fake) GPU that this
-    # CPU-only torch cannot use, and it must not fall back to the CPU silently. Runs in the local
-    # copy, alongside the `dvc repro` below (one snakemake per working directory).
-    failing = background(
-        [str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--retries", "1", "--config",
-         "device=auto", "--", project.run_path("mlt_synthetic", "scale_head_shared", 2, 32)],
-        cwd=local, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **local_env})
-
-    # `dvc repro` with the SLURM profiles from the environment, now packing (a GPU preset's
-    # pack_models): one new grid value's two jobs go as one pack job through sbatch, with its GPU, on
-    # the GPU partition, requeueable, plus the aggregate and figures jobs; the finished grid points are
-    # not redone. The pack job's own Snakemake reads the plan its scheduler made (MEMCAP_PACK_PLAN).
-    def one_more_value_packed(p):
-        p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=[2, 3])
-        p["resources"]["quick"]["train"].update(pack_models=8, pack_mem_mb=1000)
-    project.edit_params(one_more_value_packed)
-    before = (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)).stat().st_mtime_ns
-    repro = project.run("dvc", "repro", "mlt_synthetic", env={**env, "SNAKEMAKE_PROFILE": ih.SLURM_PROFILE_ENV},
-                        timeout=600)
-    rlog = repro.stdout + repro.stderr
-    jobs = [ih.show_job(j) for j in ih.submitted_jobs(rlog)]
-    rules = sorted(_rule_of(j) for j in jobs)
-    assert rules[:2] == ["mlt_aggregate", "mlt_figures"] and len(rules) == 3, rlog[-3000:]
-    pack = next(j for j in jobs if _rule_of(j).startswith("mlt_train_pack_"))
-    assert pack["JobState"] == "COMPLETED" and pack["Partition"] == "gpu" and pack["Requeue"] == "1", pack
-    assert pack["TresPerJob"] == f"gres:gpu:{ih.TRAIN_RES['gpu']}", pack
-    for T in SIZES:
-        made = pd.read_parquet(project.root / project.run_path("mlt_synthetic", "scale_head_shared", 3, T))
-        assert (made.models_in_job == 4).all(), made          # both jobs' seeds in one pack
-    assert (project.root / project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)).stat().st_mtime_ns == before
-    runs = pd.read_parquet(project.root / "results/mlt_synthetic/tables/runs.parquet")
-    assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [2, 3]
-    assert "scale_head_shared" in (project.root / "dvc.lock").read_text()
+    ih.assert_same_tables(ih.result_tables(project.root), reference)
 
     out, _ = failing.communicate(timeout=600)
     assert failing.returncode != 0

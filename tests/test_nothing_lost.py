@@ -185,19 +185,11 @@ def _digest(root: Path) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def published(tmp_path_factory) -> Path:
-    clone = tmp_path_factory.mktemp("published") / "clone"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
-    shutil.copytree(REPO / "data" / "gpt2-bpe", clone / "data" / "gpt2-bpe")
-    Project(clone).run("bash", "tools/dvc-pull.sh", env=ih.code_env(clone))
-    return clone
-
-
 @pytest.fixture
-def restored(published, tmp_path) -> Project:
+def restored(published_clone, tmp_path) -> Project:
+    """A copy of the session's clone restored from the published remote (conftest.published_clone)."""
     root = tmp_path / "clone"
-    subprocess.run(["cp", "-a", str(published), str(root)], check=True)   # mtimes kept: Snakemake agrees
+    subprocess.run(["cp", "-a", str(published_clone), str(root)], check=True)   # mtimes kept: Snakemake agrees
     return Project(root)
 
 

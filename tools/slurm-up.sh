@@ -4,8 +4,9 @@
 # systemd: the daemons are started directly and stopped by pid with tools/slurm-down.sh.
 #   sudo bash tools/slurm-up.sh          # idempotent; ~0.2 s when already installed and running
 #   snakemake --profile slurm --profile tests/profiles/slurm-local ...   # then submit through sbatch
-# Needs root (apt-get, daemons, /etc/slurm). Two fake GPUs (gres backed by /dev/null and /dev/zero) so
-# that `--gpus`/`--gres=gpu` requests schedule and jobs see CUDA_VISIBLE_DEVICES. Traps found on this
+# Needs root (apt-get, daemons, /etc/slurm). Four fake GPUs (gres backed by /dev/null, /dev/zero,
+# /dev/full, /dev/urandom) so that `--gpus`/`--gres=gpu` requests schedule and jobs see
+# CUDA_VISIBLE_DEVICES. Traps found on this
 # kind of machine (../shared/spec/pipeline.md §2):
 #   - without slurmdbd, sacct fails (and the plugin's sacct status checks would wait forever): the
 #     tests add tests/profiles/slurm-local (`slurm-status-command: squeue`) to the shipped profile;
@@ -25,12 +26,15 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
   apt-get install -y -q --no-install-recommends slurmctld slurmd slurm-client munge >/dev/null
 fi
 
-NCPU=$(nproc)
+# Twice the machine's cores (SlurmdParameters=config_overrides: slurmd takes the configured count):
+# the tests' tiny jobs are mostly Python starting up, so twice as many at once run in about the
+# same time as half of them, instead of queueing in pairs on a 2-core machine.
+NCPU=$(( 2 * $(nproc) ))
 MEM_MB=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 2048 ))   # leave 2 GB to the OS
 mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm /run/munge
 
 conf=$(cat <<CONF
-# Written by memcap tools/slurm-up.sh: single node, no accounting, two fake GPUs, partitions cpu and gpu.
+# Written by memcap tools/slurm-up.sh: single node, no accounting, four fake GPUs, partitions cpu and gpu.
 ClusterName=local
 SlurmctldHost=localhost
 SlurmUser=root
@@ -53,18 +57,19 @@ JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=10
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
+SlurmdParameters=config_overrides
 # squeue (the profile's status command) sees finished jobs only this long after they end.
 MinJobAge=600
 SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=${NCPU} RealMemory=${MEM_MB} Gres=gpu:2 State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=${NCPU} RealMemory=${MEM_MB} Gres=gpu:4 State=UNKNOWN
 # Two partitions on the one node, as a site has a CPU and a GPU partition: the SLURM profile sends
 # jobs that ask for a GPU to \`gpu\` and the others to \`cpu\` (profiles/slurm/partitions.yaml).
 PartitionName=cpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=localhost MaxTime=INFINITE State=UP
 CONF
 )
-gres=$(printf '%s\n' "NodeName=localhost Name=gpu File=/dev/null" "NodeName=localhost Name=gpu File=/dev/zero")
+gres=$(printf 'NodeName=localhost Name=gpu File=%s\n' /dev/null /dev/zero /dev/full /dev/urandom)
 
 # Rewrite the config only when it changed; a running SLURM with another config is restarted.
 changed=0
