@@ -20,24 +20,23 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 
 
-# The slowest tests (seconds on 2 cores, 2026-11-26) are spread over the pytest-xdist workers, longest
-# first, so that each worker starts with its share and none of them begins near the end while the other
+# The slowest tests (seconds on 2 cores, 2026-11-26, seventh session) are spread over the pytest-xdist
+# workers, longest first, so that each worker starts with its share and none of them begins near the end while the other
 # worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th contiguous block of
 # the collection (then an idle worker steals from the end of a busy one's), so each block here is its
 # worker's slow tests, then the rest in collection order.
 SLOWEST = {
-    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 330,      # mostly waits on SLURM
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 198,
-    # builds the shared tiny pipeline (conftest.pipeline, ~110 s) that the family end-to-end tests read
-    "test_report_pipeline.py::test_report_target_end_to_end": 146,
-    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 117,
-    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 98,
-    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 93,
-    "test_infra_dvc.py::test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not": 73,
-    "test_infra_dvc.py::test_published_remote_restores_every_result_of_a_fresh_clone": 55,
-    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 38,
-    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 38,
-    "test_configfile.py::test_config_override_reaches_the_job": 37,
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 180,
+    # builds the shared tiny pipeline (conftest.pipeline, ~130 s) that the family end-to-end tests read
+    "test_report_pipeline.py::test_report_target_end_to_end": 140,
+    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 132,      # mostly waits on SLURM
+    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 58,
+    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 49,
+    # the first of these builds the session's published clone (conftest.published_clone, ~10 s)
+    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 50,
+    "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 23,
+    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 22,
+    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 19,
 }
 
 

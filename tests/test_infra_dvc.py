@@ -1,7 +1,7 @@
 """DVC remote round trip: two stages (mlt_synthetic, theory) pushed with their run-cache, a fresh
 `git clone` + `tools/dvc-pull.sh` (nothing reruns, nothing trains), then figures rebuilt from pulled
-Parquet without training, one changed grid value rerunning only its job, and `dvc repro --pull`
-restoring earlier params' results from the run-cache.
+Parquet without training, one changed grid value rerunning only its job, `dvc repro --pull`
+restoring earlier params' results from the run-cache, and `dvc exp run -S` training only a new value.
 
 Which stage has a run-cache: DVC keeps no run-cache for a stage with a `persist: true` out, so
 `mlt_synthetic` (its per-run folders persist so finished grid points survive params changes) has none;
@@ -44,6 +44,7 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     project.edit_params(lambda p: (ih.tiny_two_families(p, resources=False), _grid([1, 2])(p)))
     env = ih.code_env(project.root)
     remote = tmp_path / "remote"
+    (project.root / "dvc.lock").unlink()    # the repository's lock names outputs this copy never made
     ih.git_commit_all(project)
     project.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
     project.run("dvc", "remote", "default", "--local", "local")
@@ -119,6 +120,22 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 2]
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
 
+    # `dvc exp run -S` in the workspace: one new grid value trains one job, the finished ones are kept,
+    # and the experiment is recorded. `--temp` (a copy without data/ and Snakemake's metadata) stops
+    # with a message that names the alternative.
+    kept = clone / log_of(_run(fresh, 2))
+    before = kept.stat().st_mtime_ns
+    out = fresh.run("dvc", "exp", "run", "-n", "more-heads", "-S",
+                    "mlt_synthetic.quick.sweeps.scale_head_shared.values=[1,2,4]", "mlt_synthetic", env=env)
+    assert kept.stat().st_mtime_ns == before                                      # not retrained
+    assert (clone / log_of(_run(fresh, 4))).exists()
+    assert re.search(r"mlt_train\s+1\n", out.stdout + out.stderr), out.stdout + out.stderr
+    assert "more-heads" in fresh.run("dvc", "exp", "list", "--name-only", env=env).stdout
+    temp = fresh.run("dvc", "exp", "run", "--temp", "-S", "mlt_synthetic.quick.seeds=[3]", "mlt_synthetic",
+                     check=False, env=env)
+    assert temp.returncode != 0
+    assert "Run `dvc exp run -S key=value` in the workspace" in temp.stdout + temp.stderr, temp.stderr[-3000:]
+
 
 def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone, tmp_path):
     """The repository's own read-only remote (published/dvc-remote) holds this commit's dvc.lock: a
@@ -153,30 +170,3 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone
     assert failed.returncode == 1
     assert "not on that remote" in failed.stderr and "make retrain" in failed.stderr, failed.stderr
     assert "Traceback" not in failed.stderr + failed.stdout
-
-
-def test_dvc_exp_run_reruns_exactly_the_affected_jobs_and_temp_says_why_not(project):
-    """`dvc exp run -S` in the workspace: one new grid value trains one job, the finished one is kept,
-    and the experiment is recorded. `--temp` (a copy without data/ and Snakemake's metadata) stops
-    with a message that names the alternative."""
-    project.edit_params(lambda p: ih.tiny_two_families(p, resources=False))
-    env = ih.code_env(project.root)
-    (project.root / "dvc.lock").unlink()    # the repository's lock names outputs this copy never made
-    ih.git_commit_all(project)
-    project.run("dvc", "repro", "mlt_synthetic", env=env)
-    project.run("git", "add", "-A")
-    project.run("git", "commit", "-qm", "baseline")
-    kept = project.root / log_of(project.run_path("mlt_synthetic", "scale_head_shared", 2, 64))
-    before = kept.stat().st_mtime
-
-    out = project.run("dvc", "exp", "run", "-n", "more-heads", "-S",
-                      "mlt_synthetic.quick.sweeps.scale_head_shared.values=[2,3]", "mlt_synthetic", env=env)
-    assert kept.stat().st_mtime == before                                      # not retrained
-    assert (project.root / log_of(project.run_path("mlt_synthetic", "scale_head_shared", 3, 64))).exists()
-    assert re.search(r"mlt_train\s+1\n", out.stdout + out.stderr), out.stdout + out.stderr
-    assert "more-heads" in project.run("dvc", "exp", "list", "--name-only", env=env).stdout
-
-    temp = project.run("dvc", "exp", "run", "--temp", "-S", "mlt_synthetic.quick.seeds=[3]", "mlt_synthetic",
-                       check=False, env=env)
-    assert temp.returncode != 0
-    assert "Run `dvc exp run -S key=value` in the workspace" in temp.stdout + temp.stderr, temp.stderr[-3000:]
