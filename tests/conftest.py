@@ -21,8 +21,8 @@ BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 
 
 # The slowest tests (seconds on 2 cores, 2026-11-26, seventh session) are spread over the pytest-xdist
-# workers, longest first, so that each worker starts with its share and none of them begins near the end while the other
-# worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th contiguous block of
+# workers, longest first, so that each worker starts with its share and none of them begins near the
+# end while the other worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th contiguous block of
 # the collection (then an idle worker steals from the end of a busy one's), so each block here is its
 # worker's slow tests, then the rest in collection order.
 SLOWEST = {
@@ -208,6 +208,14 @@ def published_clone(tmp_path_factory) -> Path:
         (shared / "pull.log").write_text(pulled.stdout)
 
     return built_once(tmp_path_factory, "published-clone", build) / "clone"
+
+
+@pytest.fixture
+def restored(published_clone, tmp_path) -> Project:
+    """A copy of the session's clone restored from the published remote, for a test that changes it."""
+    root = tmp_path / "clone"
+    subprocess.run(["cp", "-a", str(published_clone), str(root)], check=True)   # mtimes kept: Snakemake agrees
+    return Project(root)
 
 
 def log_of(run_path: str) -> str:

@@ -3,6 +3,7 @@ and comparison of result trees."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -48,6 +49,14 @@ def tiny_two_families(p: dict, resources: bool = True) -> None:
 def code_env(root: Path) -> dict:
     """Jobs import this copy's memcap (its code and schemas), one thread each."""
     return {"PYTHONPATH": str(root / "src"), "OMP_NUM_THREADS": "1"}
+
+
+def popen_env(root: Path) -> dict:
+    """The whole environment for a Popen in the copy at `root`: the venv's tools first on PATH, plus
+    code_env (Project.run adds the same to what it is given)."""
+    from conftest import BIN
+
+    return {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **code_env(root)}
 
 
 def git_commit_all(project, message: str = "tiny") -> None:

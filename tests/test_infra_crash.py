@@ -39,10 +39,6 @@ def _long_single_point(p: dict) -> None:
     p["resources"]["quick"]["train"]["gpu"] = 0
 
 
-def _env(root: Path) -> dict:
-    return {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **ih.code_env(root)}
-
-
 def _checkpoint_step(path: Path) -> int:
     """Training step stored in the checkpoint, 0 while there is none (saves are atomic renames)."""
     try:
@@ -101,7 +97,7 @@ def test_sigkill_mid_run_then_rerun_resumes_to_identical_results(project):
     # The whole snakemake run dies with SIGKILL (its process group: snakemake and the trainer) as soon
     # as the trainer has written a checkpoint: no cleanup handler of either gets to run.
     run = subprocess.Popen([str(BIN / "snakemake"), "--profile", "profiles/local", "--cores", "1", "--nocolor",
-                            "--", OUT], cwd=root, env=_env(root), stdout=subprocess.PIPE,
+                            "--", OUT], cwd=root, env=ih.popen_env(root), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         _wait_for(lambda: _checkpoint_step(root / CKPT) > 0, 300, "the first checkpoint", run)
@@ -140,7 +136,7 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
     root = project.root
     OUT, CKPT, LOG = _paths(project)
     run = subprocess.Popen([str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--", OUT],
-                           cwd=root, env=_env(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           cwd=root, env=ih.popen_env(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
     try:
         def training_job() -> str:

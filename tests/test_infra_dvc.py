@@ -137,21 +137,19 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     assert "Run `dvc exp run -S key=value` in the workspace" in temp.stdout + temp.stderr, temp.stderr[-3000:]
 
 
-def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone, tmp_path):
+def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone, restored, tmp_path):
     """The repository's own read-only remote (published/dvc-remote) holds this commit's dvc.lock: a
     fresh clone restores every output from it, offline, and then neither DVC nor Snakemake has work.
     (The clone and its pull are the session's, conftest.published_clone, shared with test_nothing_lost.)"""
     import shutil
-    import subprocess
 
     import yaml
 
     pulled = (published_clone.parent / "pull.log").read_text()
     assert "restored from the DVC remote 'published'" in pulled, pulled
     assert "Nothing to be done" in pulled, pulled
-    clone = tmp_path / "clone"
-    subprocess.run(["cp", "-a", str(published_clone), str(clone)], check=True)   # changed below
-    fresh = Project(clone)
+    clone = restored.root                                    # a copy: changed below
+    fresh = restored
     env = ih.code_env(clone)
     lock = yaml.safe_load((clone / "dvc.lock").read_text())
     outs = [o["path"] for stage in lock["stages"].values() for o in stage.get("outs", [])]

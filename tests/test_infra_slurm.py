@@ -6,7 +6,6 @@ time, and `SNAKEMAKE_PROFILE=... dvc repro`. Skipped where no SLURM answers."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pandas as pd
@@ -57,14 +56,10 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     project.edit_params(_two_sizes)
     assert (project.root / "slurm").resolve() == (project.root / "profiles/slurm").resolve()  # `--profile slurm`
     ih.git_commit_all(project)                                  # DVC needs git (for `dvc repro` below)
-    env = ih.code_env(project.root)
     local, failing_copy = tmp_path / "local", tmp_path / "failing"
     ih.copy_tree(project.root, local)
     ih.copy_tree(project.root, failing_copy)
     local_project = Project(local)
-
-    def tools_env(root):
-        return {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **ih.code_env(root)}
 
     # Three runs at once, each in its own copy (one snakemake per working directory; SLURM jobs mostly
     # wait on polling, so overlapping them is what keeps this test short):
@@ -72,17 +67,17 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     #    --cpus-per-task is checked with a value != 1;
     run = background([str(BIN / "snakemake"), "--profile", "slurm", "--profile", "tests/profiles/slurm-local",
                       "--nocolor", "--set-threads", "mlt_aggregate=2", "--", *TARGETS],
-                     cwd=project.root, env=tools_env(project.root))
+                     cwd=project.root, env=ih.popen_env(project.root))
     # 2. a failing job: its log is shown, not just its path, and its retry asks for twice the time limit
     #    (params.yaml runtime x attempt). device=auto fails in the job: SLURM gave it a (fake) GPU that
     #    this CPU-only torch cannot use, and it must not fall back to the CPU silently;
     failing = background(
         [str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--retries", "1", "--config",
          "device=auto", "--", project.run_path("mlt_synthetic", "scale_head_shared", 2, 32)],
-        cwd=failing_copy, env=tools_env(failing_copy))
+        cwd=failing_copy, env=ih.popen_env(failing_copy))
     # 3. the reference: the same targets on local cores, then (below) `dvc repro` on top of it.
     local_run = background([str(BIN / "snakemake"), "--cores", "2", "--nocolor", "--quiet", "progress", "--",
-                            *TARGETS], cwd=local, env=tools_env(local))
+                            *TARGETS], cwd=local, env=ih.popen_env(local))
     out, _ = local_run.communicate(timeout=600)
     assert local_run.returncode == 0, out[-4000:]
     reference = ih.result_tables(local)

@@ -22,7 +22,7 @@ import torch
 import yaml
 
 import infra_helpers as ih
-from conftest import BIN, REPO, Project
+from conftest import BIN, REPO
 from memcap import checkpoint, results
 from memcap import params as mp
 from memcap.errors import TrainingFailed
@@ -185,14 +185,6 @@ def _digest(root: Path) -> dict[str, str]:
     return out
 
 
-@pytest.fixture
-def restored(published_clone, tmp_path) -> Project:
-    """A copy of the session's clone restored from the published remote (conftest.published_clone)."""
-    root = tmp_path / "clone"
-    subprocess.run(["cp", "-a", str(published_clone), str(root)], check=True)   # mtimes kept: Snakemake agrees
-    return Project(root)
-
-
 @pytest.mark.e2e
 @pytest.mark.parametrize("edit, words", [
     (lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(heads="four"),
@@ -276,7 +268,7 @@ def test_a_second_run_on_other_targets_waits_its_turn(project):
     """One run at a time: a run on a disjoint target stops naming the first; a dry run is allowed."""
     project.edit_params(lambda p: (ih.tiny_two_families(p), p["mlt_synthetic"]["quick"]["defaults"].update(
         min_steps=100000, eval_every=1000, early_stop=False)))
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **ih.code_env(project.root)}
+    env = ih.popen_env(project.root)
     point = project.run_path("mlt_synthetic", "scale_head_shared", 2, 64)     # outputs disjoint from theory's
     first = subprocess.Popen([str(BIN / "snakemake"), "--cores", "1", "--", point], cwd=project.root,
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
