@@ -26,10 +26,12 @@ BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 # the collection (then an idle worker steals from the end of a busy one's), so each block here is its
 # worker's slow tests, then the rest in collection order.
 SLOWEST = {
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 180,
     # builds the shared tiny pipeline (conftest.pipeline, ~130 s) that the family end-to-end tests read
-    "test_report_pipeline.py::test_report_target_end_to_end": 140,
+    "test_report_pipeline.py::test_report_target_end_to_end": 150,
     "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 132,      # mostly waits on SLURM
+    # starts from the shared pipeline's results: its weight puts it after the SLURM test, on the
+    # worker that does not build the pipeline, so that it does not wait long for it
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 120,
     "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 58,
     "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 49,
     # the first of these builds the session's published clone (conftest.published_clone, ~10 s)

@@ -4,6 +4,8 @@ the wrong device fails at once (a planted one shows that the check can fail)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
@@ -71,6 +73,7 @@ def test_determinism_on_a_gpu_pins_cublas_and_turns_tf32_off(no_gpu_vars):
     no_gpu_vars.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     no_gpu_vars.setattr(torch.backends.cudnn, "allow_tf32", True)
     torch.set_float32_matmul_precision("high")          # TF32 allowed, as a user's code might leave it
+    torch.use_deterministic_algorithms(False)            # as a fresh process starts (an earlier test set it)
     try:
         runtime.enable_determinism()
         import os
@@ -79,6 +82,15 @@ def test_determinism_on_a_gpu_pins_cublas_and_turns_tf32_off(no_gpu_vars):
         assert torch.are_deterministic_algorithms_enabled()
     finally:
         torch.set_float32_matmul_precision("highest")
+
+
+def test_a_jobs_set_up_imports_no_compiler():
+    """torch.use_deterministic_algorithms imports torch._dynamo (~1 s of every job); the set-up keeps
+    determinism without it."""
+    code = ("import sys; from memcap import runtime; runtime.prepare(1); import torch; "
+            "print(torch.are_deterministic_algorithms_enabled(), 'torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"], out
 
 
 def test_the_digits_vit_uses_eager_attention():

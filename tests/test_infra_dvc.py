@@ -3,6 +3,10 @@
 Parquet without training, one changed grid value rerunning only its job, `dvc repro --pull`
 restoring earlier params' results from the run-cache, and `dvc exp run -S` training only a new value.
 
+The first params' results are the shared tiny pipeline's (conftest.pipeline, trained by Snakemake),
+recorded with `dvc commit` (which writes dvc.lock and the run-cache entry as a `dvc repro` would);
+`dvc repro` must then find both stages up to date. The second params' run is a real `dvc repro`.
+
 Which stage has a run-cache: DVC keeps no run-cache for a stage with a `persist: true` out, so
 `mlt_synthetic` (its per-run folders persist so finished grid points survive params changes) has none;
 `theory` (only ordinary outs) has one. Going back to earlier params therefore restores `theory` from the
@@ -12,6 +16,7 @@ only the aggregate table and figures from the per-run Parquet still in the persi
 from __future__ import annotations
 
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -25,7 +30,7 @@ POINT = "scale_head_shared"
 
 
 def _grid(values):
-    return lambda p: p["mlt_synthetic"]["quick"]["sweeps"]["scale_head_shared"].update(values=values)
+    return lambda p: p["mlt_synthetic"]["quick"]["sweeps"][POINT].update(values=values)
 
 
 def _construct_heads(heads):
@@ -33,15 +38,26 @@ def _construct_heads(heads):
 
 
 def _run(project, value) -> str:
-    return project.run_path("mlt_synthetic", POINT, value, 64)
+    (size,) = project.params()["mlt_synthetic"]["quick"]["sweeps"][POINT]["dataset_sizes"]
+    return project.run_path("mlt_synthetic", POINT, value, size)
 
 
 def _log(project, value) -> str:
     return (project.root / log_of(_run(project, value))).read_text()
 
 
-def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
-    project.edit_params(lambda p: (ih.tiny_two_families(p, resources=False), _grid([1, 2])(p)))
+def _stage_tables(root) -> dict:
+    """The two stages' result tables (the shared pipeline also holds the other families')."""
+    return {k: v for k, v in ih.result_tables(root).items() if k.startswith(tuple(f"results/{s}/" for s in STAGES))}
+
+
+def test_dvc_round_trip_incremental_and_run_cache(pipeline, tmp_path):
+    project = Project(tmp_path / "memcap")
+    ih.copy_tree(pipeline.root, project.root)                  # results A: the shared pipeline's
+    values = project.params()["mlt_synthetic"]["quick"]["sweeps"][POINT]["values"]
+    heads_a = project.params()["theory"]["quick"]["construct"]["heads"]
+    assert len(values) == 2 and len(heads_a) >= 2, (values, heads_a)
+    new_value, heads_b = max(values) + 1, [*heads_a[:-1], heads_a[-1] + 1]
     env = ih.code_env(project.root)
     remote = tmp_path / "remote"
     (project.root / "dvc.lock").unlink()    # the repository's lock names outputs this copy never made
@@ -49,15 +65,18 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     project.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
     project.run("dvc", "remote", "default", "--local", "local")
 
-    # Params A, then theory params B: both runs of `theory` land in the run-cache. A run-cache entry
-    # restores only if its outputs were pushed too (an entry whose objects are missing reruns).
-    project.run("dvc", "repro", "theory", env=env)          # also reproduces mlt_synthetic (upstream)
+    # Params A (recorded), then theory params B (run): both of `theory` land in the run-cache. A
+    # run-cache entry restores only if its outputs were pushed too (an entry whose objects are missing reruns).
+    project.run("dvc", "repro", "params", env=env)
+    project.run("dvc", "commit", "-f", *STAGES, env=env)
+    assert "Data and pipelines are up to date" in project.run("dvc", "repro", *STAGES, env=env).stdout
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "results A")
     project.run("dvc", "push", "--run-cache", *STAGES)      # each result pushed when committed, as users do
-    project.edit_params(_construct_heads([1, 3]))
+    project.edit_params(_construct_heads(heads_b))
     repro_b = project.run("dvc", "repro", "theory", env=env).stdout
     assert "Stage 'mlt_synthetic' didn't change, skipping" in repro_b, repro_b
+    assert "Running stage 'theory'" in repro_b, repro_b
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "results B")
     project.run("dvc", "push", "--run-cache", *STAGES)
@@ -74,7 +93,7 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     assert "Nothing to be done" in fresh.snakemake("-n", *STAGES, env=env).stdout
     assert "Data and pipelines are up to date" in fresh.run("dvc", "status", *STAGES, env=env).stdout
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
-    ih.assert_same_results(project.root, clone)
+    ih.assert_same_tables(_stage_tables(project.root), _stage_tables(clone))
     assert (clone / "figures/mlt_synthetic/fig2a.png").stat().st_size > 1000
     # Nothing was trained in the clone: `--touch` leaves empty logs, a training job never does.
     trained_logs = list(clone.glob("logs/mlt_synthetic/**/T*.log"))
@@ -90,45 +109,47 @@ def test_dvc_round_trip_incremental_and_run_cache(project, tmp_path):
     assert (clone / "figures/mlt_synthetic/fig2a.png").stat().st_size > 1000
     assert all(f.stat().st_size == 0 for f in trained_logs)
 
-    # One grid value changed (2 -> 3): its job trains, the untouched value 1 is not redone.
-    value1 = (clone / _run(fresh, 1)).stat().st_mtime_ns
-    fresh.edit_params(_grid([1, 3]))
+    # One grid value changed (the second): its job trains, the untouched first value is not redone.
+    first, second = values
+    kept_mtime = (clone / _run(fresh, first)).stat().st_mtime_ns
+    fresh.edit_params(_grid([first, new_value]))
     dry = fresh.snakemake("-n", "mlt_synthetic", env=env).stdout
-    assert dry.count("rule mlt_train:") == 1 and _run(fresh, 3) in dry, dry
+    assert dry.count("rule mlt_train:") == 1 and _run(fresh, new_value) in dry, dry
     fresh.run("dvc", "repro", "mlt_synthetic", env=env)
-    assert (clone / _run(fresh, 1)).stat().st_mtime_ns == value1 and _log(fresh, 1) == ""
-    assert "resumed" not in _log(fresh, 3) and (clone / _run(fresh, 3)).exists()
+    assert (clone / _run(fresh, first)).stat().st_mtime_ns == kept_mtime and _log(fresh, first) == ""
+    assert "resumed" not in _log(fresh, new_value) and (clone / _run(fresh, new_value)).exists()
     runs = pd.read_parquet(clone / "results/mlt_synthetic/tables/runs.parquet")
-    assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 3]
+    assert sorted(runs.loc[runs.sweep == POINT, "x"].unique()) == [first, new_value]
     assert list(clone.glob("logs/mlt_synthetic/quick/head_saturation_h2/**/*.log"))[0].stat().st_size == 0
 
     # Back to the theory params of the first commit: restored from the run-cache, nothing runs.
-    fresh.edit_params(_construct_heads([1, 2]))
+    fresh.edit_params(_construct_heads(heads_a))
     back = fresh.run("dvc", "repro", "--pull", "theory", env=env).stdout
     assert "Stage 'theory' is cached - skipping run, checking out outputs" in back, back
     construct = pd.read_parquet(clone / "results/theory/tables/construct.parquet")
-    assert set(construct["heads"]) == {1, 2}
+    assert set(construct["heads"]) == set(heads_a)
     assert (clone / "logs/theory/construct.log").stat().st_size == 0       # the job never ran here
 
     # mlt_synthetic back to grid A: a persist stage has no run-cache, so the stage runs; Snakemake finds
-    # the value-2 run still in the persisted folder and only re-aggregates (no training).
-    fresh.edit_params(_grid([1, 2]))
+    # the second value's run still in the persisted folder and only re-aggregates (no training).
+    fresh.edit_params(_grid(values))
     again = fresh.run("dvc", "repro", "--pull", "mlt_synthetic", env=env).stdout
     assert "is cached - skipping run" not in again and "Running stage 'mlt_synthetic'" in again, again
-    assert _log(fresh, 2) == "" and _log(fresh, 1) == ""
+    assert _log(fresh, second) == "" and _log(fresh, first) == ""
     runs = pd.read_parquet(clone / "results/mlt_synthetic/tables/runs.parquet")
-    assert sorted(runs.loc[runs.sweep == "scale_head_shared", "x"].unique()) == [1, 2]
+    assert sorted(runs.loc[runs.sweep == POINT, "x"].unique()) == values
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
 
     # `dvc exp run -S` in the workspace: one new grid value trains one job, the finished ones are kept,
     # and the experiment is recorded. `--temp` (a copy without data/ and Snakemake's metadata) stops
     # with a message that names the alternative.
-    kept = clone / log_of(_run(fresh, 2))
+    kept = clone / log_of(_run(fresh, second))
     before = kept.stat().st_mtime_ns
     out = fresh.run("dvc", "exp", "run", "-n", "more-heads", "-S",
-                    "mlt_synthetic.quick.sweeps.scale_head_shared.values=[1,2,4]", "mlt_synthetic", env=env)
+                    f"mlt_synthetic.quick.sweeps.{POINT}.values=[{first},{second},{new_value + 1}]", "mlt_synthetic",
+                    env=env)
     assert kept.stat().st_mtime_ns == before                                      # not retrained
-    assert (clone / log_of(_run(fresh, 4))).exists()
+    assert (clone / log_of(_run(fresh, new_value + 1))).exists()
     assert re.search(r"mlt_train\s+1\n", out.stdout + out.stderr), out.stdout + out.stderr
     assert "more-heads" in fresh.run("dvc", "exp", "list", "--name-only", env=env).stdout
     temp = fresh.run("dvc", "exp", "run", "--temp", "-S", "mlt_synthetic.quick.seeds=[3]", "mlt_synthetic",
@@ -141,8 +162,6 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone
     """The repository's own read-only remote (published/dvc-remote) holds this commit's dvc.lock: a
     fresh clone restores every output from it, offline, and then neither DVC nor Snakemake has work.
     (The clone and its pull are the session's, conftest.published_clone, shared with test_nothing_lost.)"""
-    import shutil
-
     import yaml
 
     pulled = (published_clone.parent / "pull.log").read_text()

@@ -65,7 +65,11 @@ def enable_determinism() -> None:
     """Same params, same numbers: deterministic kernels where torch offers them, and full fp32 on a
     GPU (Ampere and later would otherwise round matmuls and cuDNN convolutions, e.g. the ViT patch
     embedding, to TF32's 10-bit mantissa: a rank check near its threshold could flip)."""
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    # Not torch.use_deterministic_algorithms: it also sets torch.compile's (inductor's) flag, and
+    # importing that config imports torch._dynamo, ~1 s of every job's start-up (and its exit hook
+    # another 0.2 s). memcap compiles nothing; a trainer that does must set
+    # torch._inductor.config.deterministic itself.
+    torch._C._set_deterministic_algorithms(True, warn_only=True)
     torch.set_float32_matmul_precision("highest")   # fp32 matmuls stay fp32 (no TF32)
     torch.backends.cudnn.allow_tf32 = False          # cuDNN's default is TF32 for convolutions
     if torch.cuda.is_available():
