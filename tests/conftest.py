@@ -20,25 +20,26 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 
 
-# The slowest tests (seconds on 2 cores, 2026-11-26, seventh session) are spread over the pytest-xdist
+# The slowest tests (seconds on 2 cores, 2026-11-26, eighth session) are spread over the pytest-xdist
 # workers, longest first, so that each worker starts with its share and none of them begins near the
 # end while the other worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th contiguous block of
 # the collection (then an idle worker steals from the end of a busy one's), so each block here is its
 # worker's slow tests, then the rest in collection order.
 SLOWEST = {
-    # builds the shared tiny pipeline (conftest.pipeline, ~130 s) that the family end-to-end tests read
-    "test_report_pipeline.py::test_report_target_end_to_end": 150,
-    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 132,      # mostly waits on SLURM
+    # builds the shared tiny pipeline (conftest.pipeline, ~160 s in the suite) that the family
+    # end-to-end tests and the DVC round trip read
+    "test_report_pipeline.py::test_report_target_end_to_end": 160,
+    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 150,      # mostly waits on SLURM
     # starts from the shared pipeline's results: its weight puts it after the SLURM test, on the
     # worker that does not build the pipeline, so that it does not wait long for it
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 120,
-    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 58,
-    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 49,
-    # the first of these builds the session's published clone (conftest.published_clone, ~10 s)
-    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 50,
-    "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 23,
-    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 22,
-    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 19,
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 117,
+    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 55,
+    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 44,
+    # the first of these builds the session's published clone (conftest.published_clone, ~14 s)
+    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 43,
+    "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 27,
+    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 21,
+    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 19,
 }
 
 
