@@ -22,9 +22,9 @@ BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 
 # The slowest tests (seconds on 2 cores, 2026-11-26, eighth session) are spread over the pytest-xdist
 # workers, longest first, so that each worker starts with its share and none of them begins near the
-# end while the other worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th contiguous block of
-# the collection (then an idle worker steals from the end of a busy one's), so each block here is its
-# worker's slow tests, then the rest in collection order.
+# end while the other worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th
+# contiguous block of the collection (then an idle worker steals from the end of a busy one's), so each
+# block here is its worker's slow tests, then the rest in collection order.
 SLOWEST = {
     # builds the shared tiny pipeline (conftest.pipeline, ~160 s in the suite) that the family
     # end-to-end tests and the DVC round trip read

@@ -88,9 +88,10 @@ def test_a_jobs_set_up_imports_no_compiler():
     """torch.use_deterministic_algorithms imports torch._dynamo (~1 s of every job); the set-up keeps
     determinism without it."""
     code = ("import sys; from memcap import runtime; runtime.prepare(1); import torch; "
-            "print(torch.are_deterministic_algorithms_enabled(), 'torch._dynamo' in sys.modules)")
+            "print(torch.are_deterministic_algorithms_enabled(), "
+            "torch.is_deterministic_algorithms_warn_only_enabled(), 'torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "False"], out
+    assert out.split() == ["True", "True", "False"], out
 
 
 def test_the_digits_vit_uses_eager_attention():
