@@ -30,9 +30,7 @@ SLOWEST = {
     # end-to-end tests and the DVC round trip read
     "test_report_pipeline.py::test_report_target_end_to_end": 160,
     "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 150,      # mostly waits on SLURM
-    # starts from the shared pipeline's results: its weight puts it after the SLURM test, on the
-    # worker that does not build the pipeline, so that it does not wait long for it
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 117,
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 117,      # see AFTER_PIPELINE
     "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 55,
     "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 44,
     # the first of these builds the session's published clone (conftest.published_clone, ~14 s)
@@ -43,9 +41,18 @@ SLOWEST = {
 }
 
 
+# Slow tests that start from the shared pipeline's results (conftest.pipeline), which the worker given
+# the longest test builds first: they go last among another worker's slow tests, so that they do not
+# sit waiting for the build.
+AFTER_PIPELINE = ("test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache",)
+
+
 def pytest_collection_modifyitems(items: list) -> None:
     def seconds(item) -> float:
         return SLOWEST.get(item.nodeid.rsplit("/", 1)[-1], 0)
+
+    def after_pipeline(item) -> bool:
+        return item.nodeid.rsplit("/", 1)[-1] in AFTER_PIPELINE
 
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     sizes, left = [], len(items)
@@ -53,8 +60,11 @@ def pytest_collection_modifyitems(items: list) -> None:
         sizes.append(left // (workers - k))
         left -= sizes[-1]
     blocks, load = [[] for _ in sizes], [0.0] * workers
-    for item in sorted((i for i in items if seconds(i)), key=seconds, reverse=True):
-        k = min((k for k in range(workers) if len(blocks[k]) < sizes[k]), key=lambda k: load[k])
+    slow = sorted((i for i in items if seconds(i)), key=seconds, reverse=True)
+    for item in [i for i in slow if not after_pipeline(i)] + [i for i in slow if after_pipeline(i)]:
+        room = [k for k in range(workers) if len(blocks[k]) < sizes[k]]
+        others = [k for k in room if not (after_pipeline(item) and k == 0)]   # block 0: the longest test
+        k = min(others or room, key=lambda k: load[k])
         blocks[k].append(item)
         load[k] += seconds(item)
     rest = [i for i in items if not seconds(i)]
