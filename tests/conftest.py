@@ -60,8 +60,7 @@ def pytest_collection_modifyitems(items: list) -> None:
         sizes.append(left // (workers - k))
         left -= sizes[-1]
     blocks, load = [[] for _ in sizes], [0.0] * workers
-    slow = sorted((i for i in items if seconds(i)), key=seconds, reverse=True)
-    for item in [i for i in slow if not after_pipeline(i)] + [i for i in slow if after_pipeline(i)]:
+    for item in sorted((i for i in items if seconds(i)), key=lambda i: (after_pipeline(i), -seconds(i))):
         room = [k for k in range(workers) if len(blocks[k]) < sizes[k]]
         others = [k for k in room if not (after_pipeline(item) and k == 0)]   # block 0: the longest test
         k = min(others or room, key=lambda k: load[k])
