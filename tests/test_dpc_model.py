@@ -173,9 +173,9 @@ def test_checkpoint_resume_gives_the_same_result(tmp_path):
     orig = tr.effective_lr
     calls = {"n": 0}
 
-    def boom(*a):
+    def boom(*a):   # the lr of each step (1 + the steps done): killed in epoch 3's 3rd step
         calls["n"] += 1
-        if calls["n"] == 4:
+        if calls["n"] == 1 + 2 * cfg.batches + 2:
             raise KeyboardInterrupt
         return orig(*a)
     tr.effective_lr = boom
@@ -184,6 +184,7 @@ def test_checkpoint_resume_gives_the_same_result(tmp_path):
             train(AoT([3], vocab=8, dim=4, head_dim=2, heads=3), task, [3], short, ck, progress=False)
     finally:
         tr.effective_lr = orig
+    assert torch.load(ck, weights_only=True)["state"]["epoch"] == 2   # resumes from the end of epoch 2
     resumed = train(AoT([3], vocab=8, dim=4, head_dim=2, heads=3), task, [3], short, ck, progress=False)
     assert resumed[0].acc_window == pytest.approx(full[0].acc_window, abs=1e-6)
     assert resumed[0].kl_table == pytest.approx(full[0].kl_table, rel=1e-5)

@@ -94,6 +94,37 @@ def test_a_jobs_set_up_imports_no_compiler():
     assert out.split() == ["True", "True", "False"], out
 
 
+# Trains the MLT and the DPC model a few steps each, in a fresh process: which modules it imported.
+_TRAIN_BOTH = """
+import sys
+from memcap.dpc.train import TrainConfig as DPCConfig, train as train_dpc
+from memcap.mlt_synthetic.train import TrainConfig, train
+from memcap.models.aot import AoT
+from memcap.models.mlt_attention import MLTAttention
+from memcap.tasks.lookup import make_task
+from memcap.tasks.mlt_data import make_data
+data = make_data([0], dataset_size=16, context_size=3, input_dim=6, context="random",
+                 task="classification", num_classes=5)
+model = MLTAttention([0], input_dim=6, heads=2, context_size=3, out_dim=5)
+train(model, data, [0], TrainConfig(lr=1e-2, batch_size=8, epochs=1, min_steps=4, eval_every=2),
+      classification=True, progress=False)
+train_dpc(AoT([0], vocab=6, dim=4, head_dim=2, heads=2), make_task(6, 16, seed=0), [0],
+          DPCConfig(batch_size=8, batches=2, epochs=2, window=2), progress=False)
+"""
+
+
+def test_training_imports_no_compiler():
+    """torch.optim's optimizers import torch._dynamo on their first call (~1.3 CPU-s of every training
+    job): the trainers step with StackedAdam and drive torch's LR schedulers without one. One
+    torch.optim.Adam step afterwards does import it (the check can fail)."""
+    probe = "print('torch._dynamo' in sys.modules)"
+    adam = ("import torch; p = torch.zeros(2, requires_grad=True); p.grad = torch.ones(2); "
+            "torch.optim.Adam([p]).step(); ")
+    out = subprocess.run([sys.executable, "-c", _TRAIN_BOTH + probe + "\n" + adam + probe],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"], out
+
+
 def test_the_digits_vit_uses_eager_attention():
     """HF's sdpa attention has a nondeterministic backward on CUDA; the checks' ViTs use eager."""
     from memcap.assumptions.vision import vit_config

@@ -9,6 +9,9 @@ alone; with one group (a grid point) it is torch.optim.Adam(fused=True) exactly,
 optimizer's ~100 µs of Python a step (hooks, grouping by device, checks). Every model starts at
 step 0 together, so one step count serves all. tests/test_mlt_train.py checks it bit for bit against
 torch.optim.Adam(fused=True), also across a checkpoint and in a pack of two schedules.
+
+No torch.optim.Optimizer is constructed or stepped: their methods import torch's compiler
+(`torch._dynamo`, ~1.3 CPU-s a process) on first use, and every training job here is a short process.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ class StackedAdam:
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
         if len(set(totals)) != len(_runs(totals)):
             raise ValueError(f"StackedAdam: models of one schedule must be next to each other, got {totals}")
+        if any(p.shape[0] != len(totals) for p in params):
+            raise ValueError(f"StackedAdam: every parameter stacks {len(totals)} models on dim 0, got "
+                             f"{[tuple(p.shape) for p in params]}")
         self.params, self.lr, self.betas, self.eps, self.schedule = list(params), lr, betas, eps, schedule
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
@@ -33,13 +39,15 @@ class StackedAdam:
         self._group(totals)
 
     def _scheduler(self, total: int):
-        holder = torch.optim.SGD([torch.zeros(1)], lr=self.lr)
-        holder._opt_called = True   # never stepped itself: no "scheduler before optimizer" warning
-        return self.schedule(holder, total)
+        return self.schedule(_LearningRate(self.lr), total)
 
     def _group(self, totals: list[int]) -> None:
         self.totals = list(totals)
         self.groups = [(a, b, self.schedulers[S]) for a, b, S in _runs(totals)]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
 
     @torch.no_grad()
     def step(self) -> None:
@@ -80,6 +88,18 @@ class StackedAdam:
             # LRScheduler.load_state_dict restores its counters, not the lr it last set
             self.schedulers[S].optimizer.param_groups[0]["lr"] = s["_last_lr"][0]
         self._group(state["totals"])
+
+
+class _LearningRate(torch.optim.Optimizer):
+    """What a torch LR scheduler drives: one parameter group holding a learning rate, no parameters.
+    A scheduler reads and writes only `param_groups`; Optimizer.__init__ is not called because its
+    add_param_group imports torch._dynamo."""
+
+    def __init__(self, lr: float):
+        self.defaults = {"lr": lr}
+        self.param_groups = [{"params": [], "lr": lr}]
+        self.state = {}
+        self._opt_called = True   # never stepped itself: no "scheduler before optimizer" warning
 
 
 def _runs(totals: list[int]) -> list[tuple[int, int, int]]:

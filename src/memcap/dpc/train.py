@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 import torch
+from torch.optim.lr_scheduler import LambdaLR
 
 from memcap import checkpoint as ckpt
 from memcap import bounds
@@ -30,6 +31,7 @@ from memcap.errors import TrainingFailed
 from memcap.models.aot import AoT, param_count
 from memcap.progress import Progress
 from memcap.runtime import pick_device
+from memcap.stacked_adam import StackedAdam
 from memcap.tasks.lookup import LookupTask, make_task
 
 
@@ -122,9 +124,15 @@ def train_step(model: AoT, tokens: torch.Tensor, opt, acc_hist: torch.Tensor, lo
     with torch.no_grad():
         acc_hist[:, step] = hit.float().mean(1)
         loss_hist[:, step] = loss.mean(1)
-    opt.zero_grad(set_to_none=True)
+    opt.zero_grad()
     loss.mean(1).sum().backward()   # sum over models of each model's mean loss
     opt.step()
+
+
+def per_epoch_lr(holder: torch.optim.Optimizer, cfg: TrainConfig) -> LambdaLR:
+    """The effective lr of the step's epoch (dpc.schedule), stepped after every step: with a base lr
+    of 1.0 LambdaLR's lr is the rule's number exactly (as the original, which set it once an epoch)."""
+    return LambdaLR(holder, lambda step: effective_lr(step // cfg.batches, cfg.epochs, cfg.lr, cfg.lr_low))
 
 
 def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
@@ -136,7 +144,7 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
         raise ValueError(f"sample has {n} trigrams, expected batch_size*batches = {cfg.batch_size * cfg.batches}")
     total = cfg.epochs * cfg.batches
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=effective_lr(0, cfg.epochs, cfg.lr, cfg.lr_low), fused=True)
+    opt = StackedAdam(params, 1.0, [total] * M, lambda holder, _: per_epoch_lr(holder, cfg))
     gens = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]         # per-model shuffling
     acc_hist = torch.zeros(M, total, device=device)                           # per-batch accuracy
     loss_hist = torch.zeros(M, total, device=device)
@@ -159,8 +167,6 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
     bar = Progress(total, epoch * cfg.batches, desc, enabled=progress)
     B = cfg.batch_size
     while epoch < cfg.epochs:
-        for group in opt.param_groups:
-            group["lr"] = effective_lr(epoch, cfg.epochs, cfg.lr, cfg.lr_low)
         perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)   # (M, n)
         batches = task.samples[perm].view(M, cfg.batches, B, 3)              # (M, batches, B, 3)
         for b in range(cfg.batches):
