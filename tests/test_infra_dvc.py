@@ -51,6 +51,12 @@ def _stage_tables(root) -> dict:
     return {k: v for k, v in ih.result_tables(root).items() if k.startswith(tuple(f"results/{s}/" for s in STAGES))}
 
 
+def _use_remote(root, remote) -> None:
+    """What `dvc remote modify --local local url <remote>` and `dvc remote default --local local`
+    write (two DVC starts, ~4 CPU-s, saved): the repository's remote `local` at `remote`, the default."""
+    (root / ".dvc" / "config.local").write_text(f"[core]\n    remote = local\n['remote \"local\"']\n    url = {remote}\n")
+
+
 def test_dvc_round_trip_incremental_and_run_cache(pipeline, tmp_path):
     project = Project(tmp_path / "memcap")
     ih.copy_tree(pipeline.root, project.root)                  # results A: the shared pipeline's
@@ -62,8 +68,7 @@ def test_dvc_round_trip_incremental_and_run_cache(pipeline, tmp_path):
     remote = tmp_path / "remote"
     (project.root / "dvc.lock").unlink()    # the repository's lock names outputs this copy never made
     ih.git_commit_all(project)
-    project.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
-    project.run("dvc", "remote", "default", "--local", "local")
+    _use_remote(project.root, remote)
 
     # Params A (recorded), then theory params B (run): both of `theory` land in the run-cache. A
     # run-cache entry restores only if its outputs were pushed too (an entry whose objects are missing reruns).
@@ -86,8 +91,7 @@ def test_dvc_round_trip_incremental_and_run_cache(pipeline, tmp_path):
     project.run("git", "clone", "-q", str(project.root), str(clone))
     fresh = Project(clone)
     env = ih.code_env(clone)
-    fresh.run("dvc", "remote", "modify", "--local", "local", "url", str(remote))
-    fresh.run("dvc", "remote", "default", "--local", "local")
+    _use_remote(clone, remote)
     pulled = fresh.run("bash", "tools/dvc-pull.sh", *STAGES, env=env).stdout
     assert "Nothing to be done" in pulled, pulled
     assert "Nothing to be done" in fresh.snakemake("-n", *STAGES, env=env).stdout
