@@ -20,60 +20,53 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 
 
-# The slowest tests (seconds in the suite on 2 cores, 2026-11-27, ninth session) are spread over the
-# pytest-xdist workers, so that each worker starts with its share and none of them begins near the end
-# while the other worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th
+# The slowest tests (seconds on 2 cores, 2026-11-26, eighth session) are spread over the pytest-xdist
+# workers, longest first, so that each worker starts with its share and none of them begins near the
+# end while the other worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th
 # contiguous block of the collection (then an idle worker steals from the end of a busy one's), so each
 # block here is its worker's slow tests, then the rest in collection order.
 SLOWEST = {
-    # builds the shared tiny pipeline (conftest.pipeline) that the family end-to-end tests and the
-    # DVC round trip read: block 0 starts with it
-    "test_report_pipeline.py::test_report_target_end_to_end": 173,
-    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 116,
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 121,
-    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 65,
-    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 41,
-    # the first of these builds the session's published clone (conftest.published_clone, ~13 s)
-    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 56,
-    "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 26,
-    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 19,
-    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 15,
+    # builds the shared tiny pipeline (conftest.pipeline, ~160 s in the suite) that the family
+    # end-to-end tests and the DVC round trip read
+    "test_report_pipeline.py::test_report_target_end_to_end": 160,
+    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 150,      # mostly waits on SLURM
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 117,      # see AFTER_PIPELINE
+    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 55,
+    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 44,
+    # the first of these builds the session's published clone (conftest.published_clone, ~14 s)
+    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 43,
+    "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 27,
+    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 21,
+    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 19,
 }
 
-# Tests that mostly wait on SLURM's polling (a fifth of their time is CPU): they go first in block 1,
-# beside the shared pipeline's build, which takes the core they leave (it runs with --cores 2).
-BESIDE_PIPELINE = ("test_infra_slurm.py::test_snakemake_profile_slurm_two_families",
-                   "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results")
 
-# Slow tests that start from the shared pipeline's results: they go last among block 1's slow tests,
-# so that they do not sit waiting for the build.
+# Slow tests that start from the shared pipeline's results (conftest.pipeline), which the worker given
+# the longest test builds first: they go last among another worker's slow tests, so that they do not
+# sit waiting for the build.
 AFTER_PIPELINE = ("test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache",)
 
 
 def pytest_collection_modifyitems(items: list) -> None:
-    def name(item) -> str:
-        return item.nodeid.rsplit("/", 1)[-1]
+    def seconds(item) -> float:
+        return SLOWEST.get(item.nodeid.rsplit("/", 1)[-1], 0)
 
-    def place(item) -> int:   # 0: beside the build (block 1), 1: after it (not block 0), 2: anywhere
-        return 0 if name(item) in BESIDE_PIPELINE else 1 if name(item) in AFTER_PIPELINE else 2
+    def after_pipeline(item) -> bool:
+        return item.nodeid.rsplit("/", 1)[-1] in AFTER_PIPELINE
 
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     sizes, left = [], len(items)
     for k in range(workers):              # worksteal's first split: worker k gets left // (workers - k)
         sizes.append(left // (workers - k))
         left -= sizes[-1]
-    slow = sorted((i for i in items if name(i) in SLOWEST), key=lambda i: -SLOWEST[name(i)])
     blocks, load = [[] for _ in sizes], [0.0] * workers
-    # the longest (the build) first, then the placed ones, then the rest, each to the least loaded block
-    for item in slow[:1] + sorted(slow[1:], key=place):
+    for item in sorted((i for i in items if seconds(i)), key=lambda i: (after_pipeline(i), -seconds(i))):
         room = [k for k in range(workers) if len(blocks[k]) < sizes[k]]
-        allowed = [k for k in room if k != 0] if blocks[0] and place(item) < 2 else room
-        k = min(allowed or room, key=lambda k: load[k])
+        others = [k for k in room if not (after_pipeline(item) and k == 0)]   # block 0: the longest test
+        k = min(others or room, key=lambda k: load[k])
         blocks[k].append(item)
-        load[k] += SLOWEST[name(item)]
-    for block in blocks:                  # in each block: beside the build, the others, after it
-        block.sort(key=lambda i: (place(i) != 0, place(i) == 1))
-    rest = [i for i in items if name(i) not in SLOWEST]
+        load[k] += seconds(item)
+    rest = [i for i in items if not seconds(i)]
     for k, block in enumerate(blocks):
         n = sizes[k] - len(block)
         block += rest[:n]

@@ -84,16 +84,6 @@ def test_determinism_on_a_gpu_pins_cublas_and_turns_tf32_off(no_gpu_vars):
         torch.set_float32_matmul_precision("highest")
 
 
-def test_a_jobs_set_up_imports_no_compiler():
-    """torch.use_deterministic_algorithms imports torch._dynamo (~1 s of every job); the set-up keeps
-    determinism without it."""
-    code = ("import sys; from memcap import runtime; runtime.prepare(1); import torch; "
-            "print(torch.are_deterministic_algorithms_enabled(), "
-            "torch.is_deterministic_algorithms_warn_only_enabled(), 'torch._dynamo' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "True", "False"], out
-
-
 # Trains the MLT and the DPC model a few steps each, in a fresh process: which modules it imported.
 _TRAIN_BOTH = """
 import sys
@@ -113,16 +103,21 @@ train_dpc(AoT([0], vocab=6, dim=4, head_dim=2, heads=2), make_task(6, 16, seed=0
 """
 
 
-def test_training_imports_no_compiler():
-    """torch.optim's optimizers import torch._dynamo on their first call (~1.3 CPU-s of every training
-    job): the trainers step with StackedAdam and drive torch's LR schedulers without one. One
-    torch.optim.Adam step afterwards does import it (the check can fail)."""
-    probe = "print('torch._dynamo' in sys.modules)"
+def test_a_job_imports_no_compiler():
+    """A job's set-up keeps determinism (warn-only) without importing torch._dynamo
+    (torch.use_deterministic_algorithms imports it: ~1 s of every job), and so does training:
+    torch.optim's optimizers import it on their first call (~1.3 CPU-s of every training job), the
+    trainers step with StackedAdam and drive torch's LR schedulers without one. One torch.optim.Adam
+    step afterwards does import it (the check can fail). One process for all (each costs a torch import)."""
+    set_up = ("from memcap import runtime; runtime.prepare(1); import torch; "
+              "print(torch.are_deterministic_algorithms_enabled(), "
+              "torch.is_deterministic_algorithms_warn_only_enabled(), 'torch._dynamo' in sys.modules)\n")
+    probe = "print('torch._dynamo' in sys.modules)\n"
     adam = ("import torch; p = torch.zeros(2, requires_grad=True); p.grad = torch.ones(2); "
-            "torch.optim.Adam([p]).step(); ")
-    out = subprocess.run([sys.executable, "-c", _TRAIN_BOTH + probe + "\n" + adam + probe],
+            "torch.optim.Adam([p]).step()\n")
+    out = subprocess.run([sys.executable, "-c", "import sys\n" + set_up + _TRAIN_BOTH + probe + adam + probe],
                          capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "True"], out
+    assert out.split() == ["True", "True", "False", "False", "True"], out
 
 
 def test_the_digits_vit_uses_eager_attention():
