@@ -10,8 +10,9 @@ optimizer's ~100 µs of Python a step (hooks, grouping by device, checks). Every
 step 0 together, so one step count serves all. tests/test_mlt_train.py checks it bit for bit against
 torch.optim.Adam(fused=True), also across a checkpoint and in a pack of two schedules.
 
-No torch.optim.Optimizer is constructed or stepped: their methods import torch's compiler
-(`torch._dynamo`, ~1.3 CPU-s a process) on first use, and every training job here is a short process.
+No torch.optim optimizer is built or stepped (the schedulers' _LearningRate skips Optimizer.__init__):
+their methods import torch's compiler (`torch._dynamo`, ~1.3 CPU-s a process) on first use, and every
+training job here is a short process.
 """
 
 from __future__ import annotations
