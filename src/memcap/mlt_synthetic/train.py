@@ -142,8 +142,7 @@ def train_step(model: MLTAttention, data: MLTData, batches: BatchStream, opt: St
         loss = _example_loss(model(q, c), y, classification)   # no accuracy or bits: not read here
         if valid is not None:
             loss = loss * valid
-        for p in model.parameters():
-            p.grad = None
+        opt.zero_grad()
         (loss.sum(1) / (y.shape[1] if rows is None else rows.view(-1))).sum().backward()   # Σ_m mean loss_m
     opt.step()
 
