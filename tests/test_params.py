@@ -83,6 +83,18 @@ def test_paper_preset_has_the_342_runs_per_seed_of_the_original():
     assert all(s["label"].startswith("QUICK STAND-IN") and s["why"] for k, s in published.items() if k not in at_paper)
 
 
+def test_the_fig2c_run_preset_is_the_published_one_but_fig2c():
+    """published_fig2c (what the CPU run of Fig 2c trains) is written out beside `published`: the two
+    must take every sweep alike but Fig 2c, else that run would train or publish other settings."""
+    from memcap.mlt_synthetic import grid
+    published = grid.resolve(PARAMS["mlt_synthetic"], "published")
+    run = grid.resolve(PARAMS["mlt_synthetic"], "published_fig2c")
+    assert sorted(run) == sorted(published)
+    assert [k for k in run if run[k] != published[k]] == ["scale_dh_shared"]
+    assert run["scale_dh_shared"]["preset"] == "paper" and run["scale_dh_shared"]["seeds"] == [0, 1]
+    assert PARAMS["resources"]["published_fig2c"] == PARAMS["resources"]["published"]
+
+
 def test_snakemake_stops_before_any_job_on_bad_params(project):
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(heads=0))
     proc = project.snakemake("-n", check=False)
