@@ -269,11 +269,15 @@ def test_train_point_rows_and_attention_maxima():
     assert len(att) == 2 * 16 * 3 and att["max_attention"].between(0, 1).all()
 
 
-def test_stacked_adam_steps_exactly_as_torchs_fused_adam_also_across_a_checkpoint():
+@pytest.mark.parametrize("lr_tensors", [False, True], ids=["float_lr", "device_lr"])
+def test_stacked_adam_steps_exactly_as_torchs_fused_adam_also_across_a_checkpoint(lr_tensors):
     """StackedAdam (the trainer's optimizer) against torch.optim.Adam(fused=True) under the trainer's
     LR schedule: bitwise equal parameters after 30 steps, with a state_dict round trip at step 15 (as a
     resumed job restores it: optimizer made anew, then loaded). Its two groups of models (S = 100 and
-    S = 40, as a pack of two dataset sizes) each step as their own torch Adam."""
+    S = 40, as a pack of two dataset sizes) each step as their own torch Adam. device_lr: the learning
+    rates read from float32 tensors (write_lrs, update, advance: what a CUDA graph's step does): equal
+    to float32 rounding, not bit for bit (the fused kernels read a tensor lr as float32, a float one as
+    float64; on the CPU and on CUDA alike)."""
     from memcap.mlt_synthetic.schedule import warmup_cosine
     from memcap.stacked_adam import StackedAdam
 
@@ -284,6 +288,14 @@ def test_stacked_adam_steps_exactly_as_torchs_fused_adam_also_across_a_checkpoin
     torch_adams = {S: torch.optim.Adam(ps, lr=1e-2, fused=True) for S, ps in theirs.items()}
     scheds = {S: warmup_cosine(a, S) for S, a in torch_adams.items()}
     b = StackedAdam(ours, 1e-2, [100, 100, 40], warmup_cosine)
+
+    def step(b):
+        if lr_tensors:
+            b.use_lr_tensors() if b.lr_tensors is None else b.write_lrs()
+            b.update()
+            b.advance()
+        else:
+            b.step()
     for i in range(30):
         for p in ours:
             p.grad = torch.randn_like(p)
@@ -292,17 +304,41 @@ def test_stacked_adam_steps_exactly_as_torchs_fused_adam_also_across_a_checkpoin
                 p.grad = q.grad[r].clone()
             torch_adams[S].step()
             scheds[S].step()
-        b.step()
+        step(b)
         if i == 14:
             saved = b.state_dict()
             b = StackedAdam(ours, 1e-2, [100, 100, 40], warmup_cosine)
             b.load_state_dict(saved)
+    assert (b.lr_tensors is not None) == lr_tensors
     for S, r in rows.items():
         for p, q in zip(theirs[S], ours):
-            assert torch.equal(p, q.detach()[r]), S
+            if lr_tensors:
+                torch.testing.assert_close(q.detach()[r], p.detach(), rtol=1e-6, atol=1e-7)
+            else:
+                assert torch.equal(p, q.detach()[r]), S
+    if lr_tensors:   # the lr tensors hold the schedules' lr, rounded once to float32
+        b.write_lrs()
+        assert all(t.dtype == torch.float32 and t.item() == torch.tensor(s.optimizer.param_groups[0]["lr"]).item()
+                   for s, t in b.lr_tensors.items())
     for p in ours:
         p.grad = torch.randn_like(p)
     b.step()                                   # one more step: now they differ (the check can fail)
     assert not torch.equal(theirs[100][0], ours[0].detach()[:2])
     with pytest.raises(ValueError, match="next to each other"):
         StackedAdam(ours, 1e-2, [100, 40, 100], warmup_cosine)
+
+
+def test_cuda_graphs_refuse_a_pack_that_is_not_on_a_cuda_device():
+    """train(..., cuda_graphs=True) on the CPU stops with the reason instead of training eagerly under
+    a name that says graphs (the graphed step itself needs a GPU: benchmarks/graph_check.py)."""
+    from memcap.mlt_synthetic import grid
+    from memcap.mlt_synthetic.graphed import GraphedStep
+    from memcap.mlt_synthetic.pack import Job, build
+    from memcap.mlt_synthetic.schedule import warmup_cosine
+    from memcap.stacked_adam import StackedAdam
+
+    s = grid.sweep_settings(grid.resolve(_family(), "quick"), "by_heads")
+    pack = build([Job(s, 3, 16)], torch.device("cpu"))
+    opt = StackedAdam(list(pack.model.parameters()), 1e-2, [40] * pack.model.num_models, warmup_cosine)
+    with pytest.raises(ValueError, match="CUDA graphs need the pack on a CUDA device, not cpu"):
+        GraphedStep(lambda i, v, r: None, opt, pack.data.query_rows.device)

@@ -35,6 +35,7 @@ class StackedAdam:
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
         self.step_count = torch.zeros((), dtype=torch.float32, device=self.params[0].device)
+        self.lr_tensors = None   # {scheduler: its lr on the device} once use_lr_tensors is called
         # one scheduler per step count S: it steps a one-parameter optimizer whose lr the group reads
         self.schedulers = {S: self._scheduler(S) for S in sorted(set(totals))}
         self._group(totals)
@@ -50,19 +51,40 @@ class StackedAdam:
         for p in self.params:
             p.grad = None
 
-    @torch.no_grad()
     def step(self) -> None:
         """One Adam step of every model (their .grad set), then each schedule's step."""
+        self.update()
+        self.advance()
+
+    @torch.no_grad()
+    def update(self) -> None:
+        """The device work of a step: the step count, then one fused Adam call per schedule group."""
         self.step_count.add_(1)
         beta1, beta2 = self.betas
         for a, b, sched in self.groups:
-            lr = sched.optimizer.param_groups[0]["lr"]
+            lr = sched.optimizer.param_groups[0]["lr"] if self.lr_tensors is None else self.lr_tensors[sched]
             torch._fused_adam_([p[a:b] for p in self.params], [p.grad[a:b] for p in self.params],
                                [e[a:b] for e in self.exp_avg], [e[a:b] for e in self.exp_avg_sq], [],
                                [self.step_count] * len(self.params), lr=lr, beta1=beta1, beta2=beta2,
                                weight_decay=0.0, eps=self.eps, amsgrad=False, maximize=False)
+
+    def advance(self) -> None:
+        """Each schedule's step (host work: the next step's learning rates)."""
         for sched in self.schedulers.values():
             sched.step()
+
+    def use_lr_tensors(self) -> None:
+        """Read each group's learning rate from a device tensor that `write_lrs` fills, not from a
+        Python float: a CUDA graph records a float as a constant (memcap.mlt_synthetic.graphed).
+        The same numbers: the fused kernel takes either (tests/test_mlt_train.py)."""
+        self.lr_tensors = {}
+        self.write_lrs()
+
+    def write_lrs(self) -> None:
+        """Copy the schedulers' current learning rates into the device tensors (no host sync)."""
+        for a, b, sched in self.groups:   # float32: what the CUDA kernel reads (a float lr is cast to it too)
+            t = self.lr_tensors.setdefault(sched, torch.zeros((), device=self.step_count.device))
+            t.fill_(sched.optimizer.param_groups[0]["lr"])
 
     def keep(self, keep: list[int], params: list[torch.Tensor]) -> None:
         """Only the models at positions `keep` (in order) go on, as `params` (the caller cut them)."""

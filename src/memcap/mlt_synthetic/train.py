@@ -134,7 +134,15 @@ def evaluate(model: MLTAttention, data: MLTData, classification: bool, batch_siz
 def train_step(model: MLTAttention, data: MLTData, batches: BatchStream, opt: StackedAdam,
                classification: bool) -> None:
     """One optimizer step of every model on its next batch (no host sync: nothing is read back)."""
-    idx, valid, rows = batches.next()
+    step_kernels(model, data, *batches.next(), opt, classification)
+    opt.advance()
+
+
+def step_kernels(model: MLTAttention, data: MLTData, idx: torch.Tensor, valid, rows, opt: StackedAdam,
+                 classification: bool) -> None:
+    """The device work of a step on rows idx (M, w) of each model (valid, rows: a short batch's mask
+    and row counts, else None): batch, gradient, Adam update. What a CUDA graph records
+    (memcap.mlt_synthetic.graphed); the schedules' step is the caller's."""
     q, c, y = data.batch(idx)
     if c.dim() == 3:   # shared context: the same gradient without autograd's per-node cost
         shared_context_grads(model, q, c, y, classification, rows, valid)
@@ -144,7 +152,7 @@ def train_step(model: MLTAttention, data: MLTData, batches: BatchStream, opt: St
             loss = loss * valid
         opt.zero_grad()
         (loss.sum(1) / (y.shape[1] if rows is None else rows.view(-1))).sum().backward()   # Σ_m mean loss_m
-    opt.step()
+    opt.update()
 
 
 @dataclass
@@ -194,14 +202,16 @@ class _Best:
 
 def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig, classification: bool,
           checkpoint_path: str | None = None, progress: bool = True, desc: str = "train",
-          on_finish: Callable[[dict[int, RunResult]], None] | None = None, skip: set[int] = frozenset()):
+          on_finish: Callable[[dict[int, RunResult]], None] | None = None, skip: set[int] = frozenset(),
+          cuda_graphs: bool = False):
     """Train M models: a grid point's seeds, or a pack of many grid points (model and data stacked by
     memcap.mlt_synthetic.pack; each model its own T, so its own step count and schedule).
 
     A model leaves the pack once it is done (early stop, or its last step): it costs no more work, and
     `on_finish({position: RunResult})` hears of it at once. Models in `skip` never train (finished
-    elsewhere). Returns ([RunResult per model, None for skipped], best parameters (M, ...)); the model
-    then holds every model's best parameters."""
+    elsewhere). cuda_graphs: replay each step from CUDA graphs (memcap.mlt_synthetic.graphed; a CUDA
+    device only, not yet checked on one). Returns ([RunResult per model, None for skipped], best
+    parameters (M, ...)); the model then holds every model's best parameters."""
     device = data.query_rows.device
     M = len(seeds)
     sizes = list(data.sizes)
@@ -241,6 +251,12 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         print(f"{desc}: resumed from checkpoint {checkpoint_path} at step {step}/{max(totals)} "
               f"({len(active)} of {M} models still training)", flush=True)
     clock = ckpt.TrainingClock(saved)
+    graphed = None
+    if cuda_graphs and active:
+        from memcap.mlt_synthetic.graphed import GraphedStep
+        # the step on the pack as it is now: `data` is rebound when models leave
+        graphed = GraphedStep(lambda i, v, r: step_kernels(model, data, i, v, r, opt, classification),
+                              opt, device)
 
     def checkpoint_now():
         ckpt.save(checkpoint_path, {
@@ -285,6 +301,8 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
             opt.keep(keep, list(model.parameters()))
             batches.keep(keep)
             best.keep(keep)
+            if graphed is not None:
+                graphed.reset()
         if on_finish and new:
             on_finish(new)
 
@@ -295,7 +313,10 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
         retire()
     with ckpt.StopRequest() as stop:
         while active:
-            train_step(model, data, batches, opt, classification)
+            if graphed is None:
+                train_step(model, data, batches, opt, classification)
+            else:
+                graphed(batches)
             step += 1
             bar.update(1)
             if step % cfg.eval_every == 0 or step in last_steps:
@@ -329,7 +350,8 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
 
 def train_jobs(jobs: list[Job], device="auto", labels: dict | None = None, checkpoint_path: str | None = None,
                checkpoint_every_s: float = 300.0, progress: bool = True, desc: str = "pack",
-               on_job: Callable[[int, pd.DataFrame], None] | None = None, skip: set[int] = frozenset()):
+               on_job: Callable[[int, pd.DataFrame], None] | None = None, skip: set[int] = frozenset(),
+               cuda_graphs: bool = False):
     """Train the jobs of one sweep as one pack (memcap.mlt_synthetic.pack); return (pack, {job index:
     its runs table}). `on_job(i, table)` hears of each job as soon as all its models are done; jobs in
     `skip` (finished elsewhere) are not trained. labels: columns put first in every row."""
@@ -352,7 +374,7 @@ def train_jobs(jobs: list[Job], device="auto", labels: dict | None = None, check
 
     skipped = {p for i in skip for p in pack.positions[i]}
     final, _ = train(pack.model, pack.data, pack.seeds, cfg, s["task"] == "classification", checkpoint_path,
-                     progress, desc, on_finish=job_done, skip=skipped)
+                     progress, desc, on_finish=job_done, skip=skipped, cuda_graphs=cuda_graphs)
     job_done({p: r for p, r in enumerate(final) if r is not None})   # those finished before a resume
     return pack, tables
 
