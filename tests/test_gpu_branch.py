@@ -133,6 +133,16 @@ def test_the_digits_vit_uses_eager_attention():
 META = torch.device("meta")
 
 
+class _AdamSteps(torch.optim.Adam):
+    """torch's Adam with the MLT trainer's optimizer steps (StackedAdam: update, then advance)."""
+
+    def update(self):
+        self.step()
+
+    def advance(self):
+        pass
+
+
 def _mlt_step(plant=None):
     seeds = [0, 1]
     data = make_data(seeds, dataset_size=32, context_size=3, input_dim=6, context="random",
@@ -140,7 +150,7 @@ def _mlt_step(plant=None):
     model = MLTAttention(seeds, input_dim=6, heads=2, context_size=3, out_dim=5).to(META)
     if plant:
         plant(model)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-2)   # torch's fused kernel has no meta version
+    opt = _AdamSteps(model.parameters(), lr=1e-2)   # torch's fused kernel has no meta version
     batches = BatchStream(seeds, [32, 32], 16, META)
     batches.steps_ahead = 2
     for _ in range(3):      # past a block's end: the stream's next draw goes to the device too

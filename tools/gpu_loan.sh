@@ -3,11 +3,15 @@
 # sweeps as packs with the rules' own commands (tools/train_jobs.py), stopped by SIGTERM at the
 # deadline (each pack saves its checkpoint; the next call on the same machine resumes it). Results,
 # logs and the benchmark come back as one tarball in $OUT (the loan returns at most 8 files, 2 levels).
-#   bash tools/gpu_loan.sh DEADLINE_S [--no-bench] [SWEEP:SEEDS ...]     e.g. 540 scale_dh_shared:0,1
+# --graphs: first benchmarks/graph_check.py (CUDA graphs against the eager step, ~1 min); the packs
+# replay their steps from graphs only if it says SAME for both of its packs.
+#   bash tools/gpu_loan.sh DEADLINE_S [--no-bench] [--graphs] [SWEEP:SEEDS ...]   e.g. 540 --no-bench --graphs scale_dh_shared:0,1
 set -uo pipefail
 DEADLINE=${1:?seconds}; shift
 BENCH=1
 if [ "${1:-}" = "--no-bench" ]; then BENCH=0; shift; fi
+GRAPHS=0
+if [ "${1:-}" = "--graphs" ]; then GRAPHS=1; shift; fi
 START=$(date +%s)
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 if [ -d .whl ]; then   # what memcap needs beyond the machine's image (jsonschema for params validation)
@@ -20,12 +24,18 @@ if [ "$BENCH" = 1 ]; then
   timeout 240 python3 benchmarks/train_throughput.py --device cuda --seconds 1 --project-seconds 0.25 \
     --no-reference 2>&1 | tee "$OUT/bench.log"
 fi
+graphs=()
+if [ "$GRAPHS" = 1 ]; then
+  timeout 180 python3 benchmarks/graph_check.py --steps 600 --seconds 5 2>&1 | tee "$OUT/graph_check.log"
+  [ "$(grep -c 'SAME bit for bit' "$OUT/graph_check.log")" = 2 ] && graphs=(--cuda-graphs)
+  echo "packs step ${graphs[*]:-eagerly}"
+fi
 pids=()
 for spec in "$@"; do   # each sweep's packs in its own runner, all at once
   sweep=${spec%%:*}; seeds=${spec#*:}
   left=$(( DEADLINE - ($(date +%s) - START) ))
   python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers 8 \
-    --deadline "$left" > "logs-$sweep.txt" 2>&1 &
+    --deadline "$left" "${graphs[@]}" > "logs-$sweep.txt" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done

@@ -71,6 +71,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=os.cpu_count())
     ap.add_argument("--only", nargs="+", metavar="SWEEP/VALUE/T", help="just these jobs, in this order")
     ap.add_argument("--deadline", type=float, default=float("inf"), help="seconds; then stop what runs")
+    ap.add_argument("--cuda-graphs", action="store_true", help="packs replay their steps from CUDA graphs")
     args = ap.parse_args()
     params = memcap_params.load(args.params, {"scale": args.scale} if args.scale else {})
     scale = memcap_params.scale_of(params, grid.FAMILY)
@@ -90,6 +91,8 @@ def main() -> None:
                          args.pack_mem_mb or train.get("pack_mem_mb", 60000))
     in_packs = {name for p in packs for name in p.runs}
     todo = [pack_command(sweeps, p, args.params, args.scale) for p in packs]
+    if args.cuda_graphs:
+        todo = [([*cmd, "--cuda-graphs"], out) for cmd, out in todo]
     todo += [command(sweeps, j, args.params, args.scale) for j in jobs
              if grid.run_name(sweeps, *j[:3], list(j[3])) in missing - in_packs]
     start, procs = time.monotonic(), set()

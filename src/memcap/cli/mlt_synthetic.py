@@ -29,6 +29,9 @@ def register(sub) -> None:
                                         "name (one run), or by the pack's id")
     p.add_argument("--finished", default="checkpoints/mlt_synthetic/finished",
                    help="where finished jobs wait until the whole pack is done (a rerun takes them from there)")
+    p.add_argument("--cuda-graphs", action="store_true",
+                   help="replay each step from CUDA graphs (a GPU; run benchmarks/graph_check.py there first); "
+                        "the rows' device says so")
     p.set_defaults(func=_train_pack)
 
     p = sub.add_parser("aggregate", help="concatenate run Parquets into the family table and its metrics")
@@ -122,7 +125,7 @@ def _train_pack(args) -> None:
     desc = (f"{sweep} pack of {len(jobs)} jobs ({models} models)" if len(jobs) > 1
             else f"{sweep} {jobs[0].settings['vary']}={jobs[0].value} T={jobs[0].T}")
     pack, tables = train_jobs(jobs, params["device"], labels, args.checkpoint, jobs[0].settings["checkpoint_every_s"],
-                              desc=desc, on_job=finished, skip=done)
+                              desc=desc, on_job=finished, skip=done, cuda_graphs=args.cuda_graphs)
     for i in range(len(jobs)):
         if args.attention and i not in done:
             results.write_parquet(attention_maxima(pack.model, jobs[i], pack.positions[i], sweep), kept_att[i], meta(i))

@@ -220,6 +220,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     run_config = {"format": 4, "cfg": asdict(cfg), "seeds": seeds, "sizes": sizes,
                   "classification": classification, "skip": sorted(skip),
                   "device": str(device),   # resumed only on the device it was made on
+                  **({"cuda_graphs": True} if cuda_graphs else {}),   # and only stepped the same way
                   "model": [model.input_dim, model.out_dim, model.shapes]}
     saved = ckpt.load(checkpoint_path, run_config)
     active = [m for m in range(M) if m not in skip] if saved is None else list(saved["active"])
@@ -354,7 +355,8 @@ def train_jobs(jobs: list[Job], device="auto", labels: dict | None = None, check
                cuda_graphs: bool = False):
     """Train the jobs of one sweep as one pack (memcap.mlt_synthetic.pack); return (pack, {job index:
     its runs table}). `on_job(i, table)` hears of each job as soon as all its models are done; jobs in
-    `skip` (finished elsewhere) are not trained. labels: columns put first in every row."""
+    `skip` (finished elsewhere) are not trained. labels: columns put first in every row. cuda_graphs:
+    see train; every row's device then reads e.g. "cuda+graphs"."""
     device = pick_device(device) if isinstance(device, str) else device
     pack = build(jobs, device)
     s = jobs[0].settings
@@ -368,7 +370,8 @@ def train_jobs(jobs: list[Job], device="auto", labels: dict | None = None, check
         results.update(new)
         for i, pos in enumerate(pack.positions):
             if i not in tables and i not in skip and all(p in results for p in pos):
-                tables[i] = job_rows(jobs[i], results, pos, len(pack.seeds), device, labels)
+                tables[i] = job_rows(jobs[i], results, pos, len(pack.seeds),
+                                     f"{device}+graphs" if cuda_graphs else device, labels)
                 if on_job:
                     on_job(i, tables[i])
 
