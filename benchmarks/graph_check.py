@@ -32,14 +32,11 @@ from memcap.stacked_adam import StackedAdam
 
 
 def packs() -> dict[str, list[Job]]:
+    """Fig 2c's whole pack (seeds 0, 1), and Fig 4 left's H = 1, 5, 10 at its smallest T."""
     sweeps = grid.resolve(memcap_params.load("params.yaml", {})["mlt_synthetic"], "paper")
-    out = {}
-    for name, values, sizes in (("scale_dh_shared", None, None), ("scale_head", [1, 5, 10], None)):
-        s = {**sweeps[name], "seeds": [0, 1]}
-        vals = values or s["values"]
-        Ts = sizes or s["dataset_sizes"]
-        out[name] = [Job(s, v, T) for v in vals for T in (Ts if name == "scale_dh_shared" else Ts[:1])]
-    return out
+    dh, heads = ({**sweeps[k], "seeds": [0, 1]} for k in ("scale_dh_shared", "scale_head"))
+    return {"scale_dh_shared": [Job(dh, v, T) for v in dh["values"] for T in dh["dataset_sizes"]],
+            "scale_head": [Job(heads, v, heads["dataset_sizes"][0]) for v in (1, 5, 10)]}
 
 
 def state(jobs: list[Job], device, lr_tensors: bool):
