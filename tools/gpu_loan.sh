@@ -4,14 +4,23 @@
 # deadline (each pack saves its checkpoint; the next call on the same machine resumes it). Results,
 # logs and the benchmark come back as one tarball in $OUT (the loan returns at most 8 files, 2 levels).
 # --graphs: first benchmarks/graph_check.py (CUDA graphs against the eager step, ~1 min); the packs
-# replay their steps from graphs only if it says SAME for both of its packs.
-#   bash tools/gpu_loan.sh DEADLINE_S [--no-bench] [--graphs] [SWEEP:SEEDS ...]   e.g. 540 --no-bench --graphs scale_dh_shared:0,1
+# replay their steps from graphs only if it says SAME for both of its packs, else the specs after
+# --eager run instead (sweeps that finish in one call stepping eagerly). --graphs-checked: graph_check
+# said SAME in an earlier call on this machine (a second call resuming the first one's checkpoints).
+#   bash tools/gpu_loan.sh DEADLINE_S [--no-bench] [--graphs|--graphs-checked] [SWEEP:SEEDS ...] [--eager SWEEP:SEEDS ...]
+#   e.g. 560 --no-bench --graphs scale_dh_shared:0,1 --eager scale_head_shared:2,3
 set -uo pipefail
 DEADLINE=${1:?seconds}; shift
 BENCH=1
 if [ "${1:-}" = "--no-bench" ]; then BENCH=0; shift; fi
 GRAPHS=0
 if [ "${1:-}" = "--graphs" ]; then GRAPHS=1; shift; fi
+if [ "${1:-}" = "--graphs-checked" ]; then GRAPHS=2; shift; fi
+specs=(); eager=()
+while [ $# -gt 0 ]; do   # SWEEP:SEEDS ... [--eager SWEEP:SEEDS ...]
+  if [ "$1" = "--eager" ]; then shift; eager=("$@"); break; fi
+  specs+=("$1"); shift
+done
 START=$(date +%s)
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 if [ -d .whl ]; then   # what memcap needs beyond the machine's image (jsonschema for params validation)
@@ -26,12 +35,14 @@ if [ "$BENCH" = 1 ]; then
 fi
 graphs=()
 if [ "$GRAPHS" = 1 ]; then
-  timeout 180 python3 benchmarks/graph_check.py --steps 600 --seconds 5 2>&1 | tee "$OUT/graph_check.log"
+  timeout 180 python3 benchmarks/graph_check.py --steps 300 --seconds 3 2>&1 | tee "$OUT/graph_check.log"
   [ "$(grep -c 'SAME bit for bit' "$OUT/graph_check.log")" = 2 ] && graphs=(--cuda-graphs)
-  echo "packs step ${graphs[*]:-eagerly}"
+  if [ ${#graphs[@]} = 0 ] && [ ${#eager[@]} -gt 0 ]; then specs=("${eager[@]}"); fi
 fi
+[ "$GRAPHS" = 2 ] && graphs=(--cuda-graphs)
+echo "packs step ${graphs[*]:-eagerly}: ${specs[*]}"
 pids=()
-for spec in "$@"; do   # each sweep's packs in its own runner, all at once
+for spec in "${specs[@]}"; do   # each sweep's packs in its own runner, all at once
   sweep=${spec%%:*}; seeds=${spec#*:}
   left=$(( DEADLINE - ($(date +%s) - START) ))
   python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers 8 \
