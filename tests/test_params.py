@@ -70,29 +70,17 @@ def test_paper_preset_has_the_342_runs_per_seed_of_the_original():
     paper = grid.resolve(PARAMS["mlt_synthetic"], "paper")
     assert len(grid.grid_points(paper)) == 342 and len(grid.jobs(paper)) == 3 * 342   # 2 seeds a job
     assert PARAMS["mlt_synthetic"]["paper"]["seeds"] == list(range(6))
-    # the published preset: Figs 2a, 2b, 3 and 5 at the paper's settings (seeds 0, 1; Fig 5 right 0-3,
-    # Fig 2b all six: its label is the paper's without a seed count), the rest quick
+    # the published preset: Figs 2a, 2b, 2c, 3 and 5 at the paper's settings (seeds 0, 1; Fig 5 right
+    # 0-3, Fig 2b all six: its label is the paper's without a seed count), Fig 4 quick
     published = grid.resolve(PARAMS["mlt_synthetic"], "published")
     at_paper = sorted(k for k, s in published.items() if s["preset"] == "paper")
     assert at_paper == ["head_saturation_h4", "head_saturation_h8", "regress_scale_ctx_size_shared",
-                        "regress_scale_head_shared", "scale_ctx_size_shared", "scale_head_shared"]
+                        "regress_scale_head_shared", "scale_ctx_size_shared", "scale_dh_shared", "scale_head_shared"]
     seeds = {"scale_ctx_size_shared": 6, "regress_scale_ctx_size_shared": 4}
     assert all(s["label"] == ("paper settings" if seeds.get(k, 2) == 6 else
                               f"paper settings, {seeds.get(k, 2)} of the paper's 6 seeds")
                for k, s in published.items() if k in at_paper)
     assert all(s["label"].startswith("QUICK STAND-IN") and s["why"] for k, s in published.items() if k not in at_paper)
-
-
-def test_the_fig2c_run_preset_is_the_published_one_but_fig2c():
-    """published_fig2c (what the CPU run of Fig 2c trains) is written out beside `published`: the two
-    must take every sweep alike but Fig 2c, else that run would train or publish other settings."""
-    from memcap.mlt_synthetic import grid
-    published = grid.resolve(PARAMS["mlt_synthetic"], "published")
-    run = grid.resolve(PARAMS["mlt_synthetic"], "published_fig2c")
-    assert sorted(run) == sorted(published)
-    assert [k for k in run if run[k] != published[k]] == ["scale_dh_shared"]
-    assert run["scale_dh_shared"]["preset"] == "paper" and run["scale_dh_shared"]["seeds"] == [0, 1]
-    assert PARAMS["resources"]["published_fig2c"] == PARAMS["resources"]["published"]
 
 
 def test_snakemake_stops_before_any_job_on_bad_params(project):
