@@ -118,3 +118,32 @@ def test_first_names_the_missing_runs_of_those_sweeps_and_refuses_an_unknown_one
     assert suite.first_runs(scales, ["scale_head_shared"]) == fig2a[1:]
     with pytest.raises(ParamsError, match=r"no sweep \['fig9'\].*defined:"):
         suite.first_runs(scales, ["fig9"])
+
+
+def test_forgetting_metadata_of_files_snakemake_never_recorded_is_no_error(tmp_path, monkeypatch):
+    """After `dvc pull` the restored files have no Snakemake metadata: the restore goes on. Any other
+    failure of snakemake --cleanup-metadata stops it, with Snakemake's message."""
+    from memcap.cli.suite import forget_metadata
+    monkeypatch.chdir(tmp_path)
+    Path("Snakefile").write_text("rule all:\n    input: 'a.txt'\n\nrule a:\n    output: 'a.txt'\n    shell: 'touch {output}'\n")
+    Path("a.txt").write_text("pulled")
+    forget_metadata([Path("a.txt")])
+    Path("Snakefile").write_text("rule all:\n    input 'a.txt'\n")   # a syntax error
+    with pytest.raises(SystemExit, match="cleanup-metadata failed"):
+        forget_metadata([Path("a.txt")])
+
+
+def test_a_run_whose_preset_params_yaml_dropped_is_not_restored(tmp_path, monkeypatch):
+    """Files of a preset params.yaml no longer has cannot be told from the project's own: restore
+    refuses (naming the preset) instead of replacing every result with the snapshot's copy."""
+    monkeypatch.chdir(tmp_path)
+    Path("params.yaml").write_text("mlt_synthetic:\n  paper: {defaults: {}}\n  mine: {defaults: {}}\n")
+    run = _write("results/mlt_synthetic/runs/paper/s/2/T8-3.parquet")
+    suite.snapshot({"mlt_synthetic": "mine"}, ["mlt_synthetic"])
+    assert suite.restore() == (0, 0, [])   # the preset is there: nothing to copy
+    suite.snapshot({"mlt_synthetic": "paper"}, ["mlt_synthetic"])
+    assert suite.restore() == (0, 1, [])   # the run's own result here is kept
+    Path("params.yaml").write_text("mlt_synthetic:\n  mine: {defaults: {}}\n")
+    with pytest.raises(ValueError, match=r"\{'mlt_synthetic': 'paper'\}.*no longer defines"):
+        suite.restore()
+    assert run.exists()

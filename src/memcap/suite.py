@@ -91,6 +91,7 @@ def snapshot(scales: dict[str, str], families: list[str]) -> dict[str, int]:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, dest)
             counts["results" if f.parts[0] == "results" else "checkpoints"] += 1
+    WIP.mkdir(parents=True, exist_ok=True)   # a run with nothing finished yet has its config too
     CONFIG.write_text(yaml.safe_dump({"scale": scales, "families": families}, sort_keys=False))
     return counts
 
@@ -106,6 +107,11 @@ def restore() -> tuple[int, int, list[Path]]:
     run = saved_run()
     if run is None:
         return 0, 0, []
+    section = memcap_params.read_yaml("params.yaml") if Path("params.yaml").exists() else {}
+    gone = {f: run["scale"][f] for f in run["families"] if run["scale"][f] not in section.get(f, {run["scale"][f]: 0})}
+    if gone:   # its files could no longer be told from this project's own: every one would be replaced
+        raise ValueError(f"{WIP}'s run is at {gone}, which params.yaml no longer defines: put the preset "
+                         f"back, or drop the run (git rm {WIP}.dvc) once its results are elsewhere")
     copied, kept, replaced = 0, 0, []
     for f in sorted(p for p in WIP.rglob("*") if p.is_file() and p != CONFIG):
         dest = f.relative_to(WIP)

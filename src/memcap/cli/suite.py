@@ -75,16 +75,28 @@ def _sh(*cmd: str, capture: bool = False) -> str:
     return out.stdout if capture else ""
 
 
+def forget_metadata(paths: list[Path]) -> None:
+    """Snakemake forgets what it recorded of these files (a replaced file is not the one it made)."""
+    cleanup = subprocess.run(["snakemake", "--cleanup-metadata", *map(str, paths), "all"],
+                             text=True, capture_output=True)
+    # a file dvc pull restored has no metadata: nothing to forget (Snakemake fails, saying so)
+    if cleanup.returncode and "metadata was not present" not in cleanup.stderr + cleanup.stdout:
+        sys.exit(f"memcap suite: snakemake --cleanup-metadata failed:\n{cleanup.stderr}{cleanup.stdout}")
+
+
 def _restore() -> None:
     from memcap import suite
 
     if not Path(f"{suite.WIP}.dvc").exists():
         return
     _sh("dvc", "pull", "--quiet", f"{suite.WIP}.dvc")
-    copied, kept, replaced = suite.restore()
+    try:
+        copied, kept, replaced = suite.restore()
+    except ValueError as err:
+        sys.exit(f"memcap suite: {err}")
     if replaced:   # Snakemake must not take a replaced file for the one it made
         print(f"replaced {len(replaced)} results not at the run's scale")
-        _sh("snakemake", "--cleanup-metadata", *map(str, replaced), "--quiet", "all", capture=True)
+        forget_metadata(replaced)
     print(f"{suite.WIP}: {copied + kept} finished results and checkpoints of the run; restored {copied}, "
           f"kept {kept} already here")
 
