@@ -45,8 +45,8 @@ def ctx(f, **kw):
     return mlt_runs(f, sweep="scale_ctx_size_shared", xs=(2, 4, 8, 12), vary="context_size", **kw)
 
 
-def dh(f, **kw):
-    return mlt_runs(f, sweep="scale_dh_shared", xs=(2, 4, 8, 16), vary="head_dim", **kw)
+def dh(f, xs=(2, 4, 8, 16), **kw):
+    return mlt_runs(f, sweep="scale_dh_shared", xs=xs, vary="head_dim", **kw)
 
 
 def regress(f, **kw):
@@ -188,6 +188,11 @@ CASES = [
     ("mlt_fig2c_no_gain_past_n", "falling past n", dh(lambda d: 0.4 - 0.02 * max(d - 8, 0)), NOT),
     ("mlt_fig2c_no_gain_past_n", "small rise, noisy seeds", dh(lambda d: 0.3 + 0.005 * max(d - 8, 0), noise=0.1),
      INC),
+    # the paper's grid: n = 32 is not one of its d_h, the flat part starts at 35
+    ("mlt_fig2c_no_gain_past_n", "paper grid, flat from 35", dh(lambda d: min(d, 32) / 40, xs=(10, 20, 30, 35, 50, 64),
+                                                                   context_size=32), REP),
+    ("mlt_fig2c_no_gain_past_n", "paper grid, rising past 35", dh(lambda d: d / 80, xs=(10, 20, 30, 35, 50, 64),
+                                                                    context_size=32), NOT),
     # Fig 5: MSE falls with H
     ("mlt_fig5_regression_H", "falling", regress(lambda h: 1 / h), REP),
     ("mlt_fig5_regression_H", "rising", regress(lambda h: 0.1 * h), NOT),
@@ -465,3 +470,10 @@ def test_first_miss_reads_the_failed_seeds_at_capacity_high():
     assert first_miss(runs) == {"miss_min_acc": 0.9, "miss_loss_falling": True, "miss_best_steps": "2000/2000, 1500/2000"}
     assert first_miss(runs.iloc[1:])["miss_loss_falling"] is False
     assert first_miss(runs.iloc[:0])["miss_loss_falling"] is None
+
+
+def test_fig2c_needs_two_head_sizes_past_n():
+    r = row(dh(lambda d: min(d, 8) / 20, xs=(2, 4, 6, 8)), "mlt_fig2c_no_gain_past_n")
+    assert r.verdict.startswith("skipped: ") and "fewer than 2 values d_h >= n = 8" in r.verdict, r.verdict
+    r = row(dh(lambda d: min(d, 32) / 40, xs=(10, 20, 30, 35, 50, 64), context_size=32), "mlt_fig2c_no_gain_past_n")
+    assert r.verdict == REP and "change over d_h = 35-64" in r.detail, r.detail
