@@ -9,6 +9,9 @@
 # said SAME in an earlier call on this machine (a second call resuming the first one's checkpoints).
 #   bash tools/gpu_loan.sh DEADLINE_S [--no-bench] [--graphs|--graphs-checked] [SWEEP:SEEDS ...] [--eager SWEEP:SEEDS ...]
 #   e.g. 560 --no-bench --graphs scale_dh_shared:0,1 --eager scale_head_shared:2,3
+# PACK_MODELS=N in the environment: at most N models a pack (default: the scale's resources, 256), e.g.
+# 2 for one job a pack, so that each job that finishes inside the loan comes back (a pack's checkpoint
+# cannot: 16 MiB a file); WORKERS=N processes side by side per sweep (default 8).
 set -uo pipefail
 DEADLINE=${1:?seconds}; shift
 BENCH=1
@@ -45,8 +48,8 @@ pids=()
 for spec in "${specs[@]}"; do   # each sweep's packs in its own runner, all at once
   sweep=${spec%%:*}; seeds=${spec#*:}
   left=$(( DEADLINE - ($(date +%s) - START) ))
-  python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers 8 \
-    --deadline "$left" "${graphs[@]}" > "logs-$sweep.txt" 2>&1 &
+  python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers ${WORKERS:-8} \
+    ${PACK_MODELS:+--pack-models $PACK_MODELS} --deadline "$left" "${graphs[@]}" > "logs-$sweep.txt" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
