@@ -23,6 +23,9 @@ Prints, measured now on this machine:
 
     python benchmarks/train_throughput.py [--threads 1] [--seconds 3] [--project-seconds 0.4] [--device cuda]
     python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference   # a short GPU loan
+    python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference --cuda-graphs
+        # every GPU step replayed from a CUDA graph (memcap.mlt_synthetic.graphed), as train-pack
+        # --cuda-graphs trains; benchmarks/graph_check.py checks that it gives the eager numbers
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ from peak import sgemm_gflops, sync  # benchmarks/peak.py
 from memcap import params as memcap_params
 from memcap.mlt_synthetic import grid, packing
 from memcap.mlt_synthetic.batches import BatchStream
+from memcap.mlt_synthetic.graphed import GraphedStep
 from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
-from memcap.mlt_synthetic.train import train_step
+from memcap.mlt_synthetic.train import step_kernels, train_step
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_reference import ReferenceMLTAttention
 from memcap.stacked_adam import StackedAdam
@@ -51,6 +55,7 @@ from memcap.tasks.mlt_data import make_data
 D, N_CTX, BATCH, CLASSES, T, T_RANDOM = 64, 32, 256, 100, 4096, 512
 HEADS = (1, 5, 20, 60)
 DEVICE = torch.device("cpu")   # --device
+GRAPHS = False                 # --cuda-graphs: GPU steps replayed from CUDA graphs
 
 
 def legacy_logits(self, q, ctx):
@@ -87,6 +92,9 @@ def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, t
     model = model.to(DEVICE)
     opt = StackedAdam(list(model.parameters()), 1e-3, [10 ** 7] * models, warmup_cosine)   # as train()
     batches = BatchStream(seeds, [rows] * models, BATCH, DEVICE)
+    if GRAPHS and DEVICE.type == "cuda":   # the first step eager (warm-up), then one replay a step
+        graphed = GraphedStep(lambda i, v, r: step_kernels(model, data, i, v, r, opt, classification), opt, DEVICE)
+        return model, data, lambda: graphed(batches)
     return model, data, lambda: train_step(model, data, batches, opt, classification)
 
 
@@ -259,13 +267,17 @@ def main() -> None:
     ap.add_argument("--no-reference", action="store_true", help="skip the one-model table and the reference")
     ap.add_argument("--packed", action="store_true", help="project packs also on the CPU (a GPU always does)")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda: the same steps on the GPU")
+    ap.add_argument("--cuda-graphs", action="store_true", help="GPU steps replayed from CUDA graphs")
     args = ap.parse_args()
-    global DEVICE
-    DEVICE = torch.device(args.device)
+    global DEVICE, GRAPHS
+    DEVICE, GRAPHS = torch.device(args.device), args.cuda_graphs
+    if GRAPHS and DEVICE.type != "cuda":
+        raise SystemExit("train_throughput: --cuda-graphs needs --device cuda")
     torch.set_num_threads(args.threads)
     peak = sgemm_gflops(args.seconds, args.device)
     where = torch.cuda.get_device_name() if DEVICE.type == "cuda" else f"{args.threads} thread(s)"
-    print(f"torch {torch.__version__}, {where}: sgemm (float32) {peak:.1f} GFLOP/s")
+    print(f"torch {torch.__version__}, {where}: sgemm (float32) {peak:.1f} GFLOP/s"
+          + (", steps replayed from CUDA graphs" if GRAPHS else ""))
     if not args.no_reference:
         one_model(args.seconds, peak)
     if DEVICE.type == "cuda":

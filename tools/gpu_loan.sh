@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One lent GPU machine's session (torch there, no Snakemake): the benchmark, then paper-settings MLT
+# One lent GPU machine's session (torch there, no Snakemake): the graph check, the benchmark, then paper-settings MLT
 # sweeps as packs with the rules' own commands (tools/train_jobs.py), stopped by SIGTERM at the
 # deadline (each pack saves its checkpoint; the next call on the same machine resumes it). Results,
 # logs and the benchmark come back as one tarball in $OUT (the loan returns at most 8 files, 2 levels).
@@ -32,10 +32,6 @@ fi
 export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
-if [ "$BENCH" = 1 ]; then
-  timeout 240 python3 benchmarks/train_throughput.py --device cuda --seconds 1 --project-seconds 0.25 \
-    --no-reference 2>&1 | tee "$OUT/bench.log"
-fi
 graphs=()
 if [ "$GRAPHS" = 1 ]; then
   timeout 180 python3 benchmarks/graph_check.py --steps 300 --seconds 3 2>&1 | tee "$OUT/graph_check.log"
@@ -43,6 +39,10 @@ if [ "$GRAPHS" = 1 ]; then
   if [ ${#graphs[@]} = 0 ] && [ ${#eager[@]} -gt 0 ]; then specs=("${eager[@]}"); fi
 fi
 [ "$GRAPHS" = 2 ] && graphs=(--cuda-graphs)
+if [ "$BENCH" = 1 ]; then   # packs' speed and the paper grid's projection, stepping as the packs will
+  timeout 300 python3 benchmarks/train_throughput.py --device cuda --seconds 1 --project-seconds 0.25 \
+    --no-reference "${graphs[@]}" 2>&1 | tee "$OUT/bench.log"
+fi
 echo "packs step ${graphs[*]:-eagerly}: ${specs[*]}"
 pids=()
 for spec in "${specs[@]}"; do   # each sweep's packs in its own runner, all at once
