@@ -109,11 +109,13 @@ def test_first_names_the_missing_runs_of_those_sweeps_and_refuses_an_unknown_one
     monkeypatch.chdir(tmp_path)
     scales = {"mlt_synthetic": "published"}
     sweeps = grid.resolve(yaml.safe_load(Path("params.yaml").read_text())["mlt_synthetic"], "published")
+    def jobs(*names):
+        return sum(len(s["values"]) * len(s["dataset_sizes"]) * len(grid.seed_groups(s)) for s in map(sweeps.get, names))
     fig3 = suite.first_runs(scales, ["head_saturation_h4", "head_saturation_h8"])
-    assert len(fig3) == 2 and all("/runs/paper/head_saturation_h" in f for f in fig3)
+    assert len(fig3) == jobs("head_saturation_h4", "head_saturation_h8") >= 2
+    assert all("/runs/paper/head_saturation_h" in f for f in fig3)
     fig2a = suite.first_runs(scales, ["scale_head_shared"])
-    s = sweeps["scale_head_shared"]
-    assert len(fig2a) == len(s["values"]) * len(s["dataset_sizes"]) * len(grid.seed_groups(s))
+    assert len(fig2a) == jobs("scale_head_shared")
     _write(fig2a[0])                                              # finished: not named again
     assert suite.first_runs(scales, ["scale_head_shared"]) == fig2a[1:]
     with pytest.raises(ParamsError, match=r"no sweep \['fig9'\].*defined:"):

@@ -107,8 +107,8 @@ def restore() -> tuple[int, int, list[Path]]:
     run = saved_run()
     if run is None:
         return 0, 0, []
-    section = memcap_params.read_yaml("params.yaml") if Path("params.yaml").exists() else {}
-    gone = {f: run["scale"][f] for f in run["families"] if run["scale"][f] not in section.get(f, {run["scale"][f]: 0})}
+    presets = memcap_params.read_yaml("params.yaml") if Path("params.yaml").exists() else {}
+    gone = {f: run["scale"][f] for f in run["families"] if f in presets and run["scale"][f] not in presets[f]}
     if gone:   # its files could no longer be told from this project's own: every one would be replaced
         raise ValueError(f"{WIP}'s run is at {gone}, which params.yaml no longer defines: put the preset "
                          f"back, or drop the run (git rm {WIP}.dvc) once its results are elsewhere")
