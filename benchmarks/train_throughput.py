@@ -92,6 +92,7 @@ def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, t
     model = model.to(DEVICE)
     opt = StackedAdam(list(model.parameters()), 1e-3, [10 ** 7] * models, warmup_cosine)   # as train()
     batches = BatchStream(seeds, [rows] * models, BATCH, DEVICE)
+    # graphs only on the GPU: train_step_flops builds its jobs on the CPU (FLOPs are counted there)
     if GRAPHS and DEVICE.type == "cuda":   # the first step eager (warm-up), then one replay a step
         graphed = GraphedStep(lambda i, v, r: step_kernels(model, data, i, v, r, opt, classification), opt, DEVICE)
         return model, data, lambda: graphed(batches)
