@@ -15,6 +15,9 @@ import yaml
 for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ[var] = "1"
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Each test project is a fresh copy of src/: with PYTHONDONTWRITEBYTECODE (set on some machines) every
+# job of every copy would compile memcap's modules again; let the first process of a copy cache them.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
