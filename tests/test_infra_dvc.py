@@ -177,6 +177,9 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone
     lock = yaml.safe_load((clone / "dvc.lock").read_text())
     outs = [o["path"] for stage in lock["stages"].values() for o in stage.get("outs", [])]
     assert outs and all((clone / path).exists() for path in outs), [p for p in outs if not (clone / p).exists()]
+    # the pull's jobs cached memcap's bytecode beside its modules, as Python does by default: the code
+    # deps DVC records (src/memcap/<package>) must not change with it (.dvcignore)
+    assert list((clone / "src" / "memcap").rglob("__pycache__/*.pyc"))
     assert "Data and pipelines are up to date" in fresh.run("dvc", "status", env=env).stdout
     assert "Nothing to be done" in fresh.run("snakemake", "-n", env=env).stdout
     size = sum(f.stat().st_size for f in (clone / "published").rglob("*") if f.is_file())
