@@ -17,6 +17,7 @@ for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Each test project is a fresh copy of src/: with PYTHONDONTWRITEBYTECODE (set on some machines) every
 # job of every copy would compile memcap's modules again; let the first process of a copy cache them.
+# The jobs then also do what Python does by default on a user's machine (the DVC tests rely on it).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 REPO = Path(__file__).resolve().parents[1]
