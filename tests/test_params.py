@@ -116,12 +116,19 @@ def test_capacity_checks_name_the_key():
 
 
 def test_resolved_params_file_is_named_by_its_content(tmp_path):
-    a = memcap_params.write_resolved(copy.deepcopy(PARAMS), tmp_path)
-    b = memcap_params.write_resolved(copy.deepcopy(PARAMS), tmp_path)
-    c = memcap_params.write_resolved({**copy.deepcopy(PARAMS), "scale": "paper"}, tmp_path)
+    def resolved(**top):   # as the Snakefile writes it: validated config, defaults filled in
+        return memcap_params.write_resolved(memcap_params.validate({**copy.deepcopy(PARAMS), **top}), tmp_path)
+
+    a, b, c = resolved(), resolved(), resolved(scale="paper")
     assert a == b != c
     assert memcap_params.load(a) == memcap_params.load(b)
     assert memcap_params.load(c)["scale"] == "paper"
+    # A job reads its resolved file as written (validated when the Snakefile wrote it), the same
+    # params validation gives; edited by hand, its name no longer matches its text, and it is validated.
+    assert memcap_params.load(a) == memcap_params.validate(memcap_params.read_yaml(a))
+    a.write_text(a.read_text().replace("device: auto", "device: gpu"))
+    with pytest.raises(memcap_params.ParamsError, match="device: got 'gpu'"):
+        memcap_params.load(a)
 
 
 def test_scale_per_family_and_a_bad_entry_named():

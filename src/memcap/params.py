@@ -18,10 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-import jsonschema
 import yaml
-from referencing import Registry
-from referencing.jsonschema import DRAFT202012
 
 # Each family's torch-free checks of what JSON Schema cannot express (e.g. head_dim <= input_dim).
 from memcap.assumptions import checks as assumptions_checks
@@ -53,10 +50,13 @@ def schema_dir() -> Path:
     return here if (here / MAIN_SCHEMA).exists() else REPO_ROOT / "workflow" / "schemas"
 
 
-def _load_registry(strict: bool = False) -> tuple[dict, Registry]:
+def _load_registry(strict: bool = False):
     """The main schema and a registry of every schema file. strict: the family files without their
     `$schema`, so that jsonschema keeps the strict validator class when it follows a $ref into them
     (it picks a file's own dialect class otherwise)."""
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
     resources, folder = {}, schema_dir()
     for path in sorted(folder.glob("*.schema.yaml")):
         contents = yaml.load(path.read_text(), Loader=FAST_LOADER)
@@ -84,12 +84,16 @@ def _strictly_invalid(instance) -> bool:
 
 
 def _strict(validator_class):
+    import jsonschema
+
     checker = validator_class.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
     return jsonschema.validators.extend(validator_class, type_checker=checker)
 
 
 def _with_defaults(validator_class):
     """A validator that fills in each property's `default` (the jsonschema FAQ recipe)."""
+    import jsonschema
+
     validate_properties = validator_class.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, schema):
@@ -109,7 +113,8 @@ def _key(path) -> str:
     return out or "(top level)"
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
+def _describe(error) -> str:
+    """One line for a jsonschema.ValidationError: the key, the value and what is allowed."""
     if error.validator == "anyOf" and error.context:   # e.g. scale: a name or a mapping; say what failed
         # the branch of the instance's own type got furthest: its error, not "not a string"
         best = min(error.context, key=lambda e: (e.validator == "type", -len(e.absolute_path)))
@@ -144,6 +149,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
 def validate(params: dict[str, Any]) -> dict[str, Any]:
     """Fill in schema defaults (in place) and raise ParamsError listing every schema violation and
     every cross-field problem."""
+    import jsonschema   # here, not at the top: a job that reads its resolved params never validates
+
     schema, registry = _load_registry()
     validator = _with_defaults(_strict(jsonschema.Draft202012Validator))(schema, registry=registry)
     for _ in validator.iter_errors(params):   # a first pass fills in defaults, so `required` sees them
@@ -165,10 +172,25 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def load(path: str | os.PathLike = "params.yaml", overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Read and validate a params file (with optional top-level overrides, e.g. {'scale': 'paper'})."""
+    """Read and validate a params file (with optional top-level overrides, e.g. {'scale': 'paper'}).
+    A job's resolved params (write_resolved: validated, defaults filled in, named by the hash of its
+    text) are read as they are, unless overridden or edited since (then the name no longer matches)."""
     params = read_yaml(path)
+    if not overrides and _is_resolved(path):
+        return params
     params.update(overrides or {})
     return validate(params)
+
+
+def _is_resolved(path: str | os.PathLike) -> bool:
+    """Whether `path` is a file write_resolved wrote, unchanged: params-<its text's hash>.yaml."""
+    name = Path(path).name
+    return (name.startswith("params-") and name.endswith(".yaml")
+            and name == _resolved_name(Path(path).read_text()))
+
+
+def _resolved_name(text: str) -> str:
+    return f"params-{hashlib.sha256(text.encode()).hexdigest()[:16]}.yaml"
 
 
 class _UniqueKeyLoader(FAST_LOADER):
@@ -293,10 +315,13 @@ def write_resolved(params: dict[str, Any], folder: str | os.PathLike) -> Path:
     """Write the validated params a run was built from to folder/params-<hash>.yaml and return its path.
 
     The name is the content's hash, so a dry run with other settings (or a second run) never rewrites
-    the file a running job reads, and jobs resubmitted by SLURM find the very same file.
+    the file a running job reads, and jobs resubmitted by SLURM find the very same file; `load` reads
+    such a file without validating it again (every job would, ~0.15 s each).
     """
-    text = yaml.safe_dump(json.loads(json.dumps(params, sort_keys=True, default=str)), sort_keys=True)
-    path = Path(folder) / f"params-{hashlib.sha256(text.encode()).hexdigest()[:16]}.yaml"
+    # libyaml's emitter where PyYAML has it (the same text; the pure-Python one took ~0.07 s a start)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text = yaml.dump(json.loads(json.dumps(params, sort_keys=True, default=str)), Dumper=dumper, sort_keys=True)
+    path = Path(folder) / _resolved_name(text)
     if not path.exists():
         from memcap.results import write_text  # torch-free
 
