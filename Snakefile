@@ -9,7 +9,7 @@
 import sys
 import time
 
-from snakemake.utils import min_version
+from snakemake.utils import min_version, update_config
 
 from memcap import params as memcap_params
 from memcap import results, run_lock, run_summary
@@ -20,13 +20,19 @@ RUN_STARTED = time.time()
 # Snakemake's own YAML reading names no line and keeps the last of two equal keys: read each config
 # file strictly first, so a syntax error or a key written twice stops with the file and the line.
 try:
-    for config_path in ["params.yaml", *(workflow.overwrite_configfiles or [])]:
+    PARAMS_YAML = memcap_params.read_yaml("params.yaml")
+    for config_path in workflow.overwrite_configfiles or []:
         memcap_params.read_yaml(config_path)
 except memcap_params.ParamsError as err:
     sys.exit(f"memcap: {err}")
 
-
-configfile: "params.yaml"
+# The configfile, merged as `configfile: "params.yaml"` merges it (--configfile and --config on top,
+# or alone with --replace-workflow-config), from the strict read above: Snakemake's own read of it
+# (yte's pure-Python YAML) took ~0.13 s of every start, and SLURM starts Snakemake twice a job.
+workflow.configfiles.append("params.yaml")
+if not workflow.config_settings.replace_workflow_config:
+    update_config(config, PARAMS_YAML)
+update_config(config, workflow.config_settings.overwrite_config)
 
 
 include: "workflow/rules/common.smk"
