@@ -5,7 +5,6 @@ import copy
 import pytest
 import yaml
 
-from infra_helpers import code_env
 from memcap import params as memcap_params
 from memcap.dpc import figures as dpc_figures
 from memcap.results import read_parquet, read_provenance
@@ -25,7 +24,7 @@ def tiny_dpc(params: dict) -> None:
 
 
 @pytest.mark.e2e
-def test_dpc_target_runs_end_to_end(pipeline):
+def test_dpc_target_runs_end_to_end(pipeline, pipeline_left):
     """Reads the shared tiny run (conftest.pipeline), whose DPC family is `tiny_dpc`'s."""
     project = pipeline
     root = project.root
@@ -56,7 +55,7 @@ def test_dpc_target_runs_end_to_end(pipeline):
     for name in names:
         for ext in dpc_figures.FORMATS:
             assert (root / f"figures/dpc/{name}.{ext}").stat().st_size > 1000, name
-    assert "Nothing to be done" in project.snakemake("-n", "dpc", env=code_env(project.root)).stdout
+    assert "Nothing to be done" in pipeline_left
 
 
 def test_bad_dpc_params_are_rejected_with_the_key():
@@ -109,12 +108,17 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     assert early.returncode == 1 and "training jobs left" in early.stderr and "dpc_train" in early.stderr, early
     assert "replaced" not in early.stdout and "restored 1, kept 0" in early.stdout, early.stdout
     assert fresh.params()["scale"]["dpc"] == "quick"                       # nothing changed
+    # a killed session leaves Snakemake's lock behind (here: on the table the run will write)
+    locks = clone / ".snakemake" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    (locks / "0.output.lock").write_text("results/dpc/tables/runs.parquet\n")
     out = fresh.run("memcap", "suite", "run", "--cores", "1", env=ih.code_env(clone))   # the snapshot's run
     log = out.stdout + out.stderr
     assert "wip/suite: 1 finished results and checkpoints of the run; restored 0, kept 1" in log, log
     assert "experiment=exp6" in log and "experiment=exp2" not in log, log    # only the missing curve trained
     runs = read_parquet(clone / "results/dpc/tables/runs.parquet")
     assert set(runs.scale) == {"paper"} and set(runs.experiment) == {"exp2", "exp6"}
+    assert not list(locks.glob("*"))                                          # the stale lock is gone
     again = runs[runs.experiment == "exp2"].reset_index(drop=True)
     assert again.acc_window.tolist() == first.acc_window.tolist()
     assert (clone / quick_curve).read_bytes() == quick_bytes

@@ -111,7 +111,8 @@ def _run(args) -> None:
     first = suite.first_runs(scales, args.first) if args.first else []
     prioritize = ["--prioritize", *first] if first else []
     # a session's end kills the run and leaves Snakemake's lock behind; only this command runs here
-    _sh("snakemake", "--unlock", "--configfile", config, "--quiet", "all", capture=True)
+    if any(Path(".snakemake/locks").glob("*")):     # (a Snakemake start of its own only when there is one)
+        _sh("snakemake", "--unlock", "--configfile", config, "--quiet", "all", capture=True)
     subprocess.run(["snakemake", "--cores", args.cores, "--set-threads", *one_thread, "--configfile", config,
                     "--keep-going", "--rerun-incomplete", *prioritize, "--", *families], check=True)
 
