@@ -210,6 +210,20 @@ def pipeline(tmp_path_factory) -> Project:
 
 
 @pytest.fixture(scope="session")
+def pipeline_left(pipeline, tmp_path_factory) -> str:
+    """What `snakemake -n all` says of the shared pipeline, asked once per session: every family's
+    target (and the report's) is part of `all`, so each family's end-to-end test reads it for
+    "Nothing to be done" instead of starting Snakemake on its own target (~2 CPU-s each)."""
+    from infra_helpers import code_env
+
+    def build(shared: Path) -> None:
+        dry = pipeline.snakemake("-n", "all", env=code_env(pipeline.root))
+        (shared / "dry-run.log").write_text(dry.stdout + dry.stderr)
+
+    return (built_once(tmp_path_factory, "shared-pipeline-dry-run", build) / "dry-run.log").read_text()
+
+
+@pytest.fixture(scope="session")
 def published_clone(tmp_path_factory) -> Path:
     """A `git clone` of this repository restored from its published DVC remote by the project's pull
     command (`tools/dvc-pull.sh`, as `make pull` runs it), once per session; its output is kept in

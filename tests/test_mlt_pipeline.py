@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 
 from conftest import tiny_mlt
-from infra_helpers import code_env
 from memcap import results
 
 pytestmark = pytest.mark.e2e
@@ -18,7 +17,7 @@ def _tiny(p):
     p["mlt_synthetic"]["quick"]["sweeps"]["head_saturation_h2"].update(min_steps=40, dataset_sizes=[32])
 
 
-def test_snakemake_produces_runs_table_figures_and_provenance(pipeline):
+def test_snakemake_produces_runs_table_figures_and_provenance(pipeline, pipeline_left):
     """Reads the shared tiny run (conftest.pipeline): Fig 2a's and Fig 5's sweeps, the saturation sweeps."""
     project = pipeline
     root = project.root / "results" / "mlt_synthetic"
@@ -46,7 +45,7 @@ def test_snakemake_produces_runs_table_figures_and_provenance(pipeline):
     summary = " ".join((root / "tables/summary.md").read_text().split())   # columns are padded
     assert "| scale_head_shared | heads | 2 | 48 | 2 |" in summary
     # Nothing left to do, and no temp files left behind.
-    assert "Nothing to be done" in project.snakemake("-n", "mlt_synthetic", env=code_env(project.root)).stdout
+    assert "Nothing to be done" in pipeline_left
     assert not list(project.root.glob("results/**/.*.tmp"))
 
 

@@ -7,7 +7,6 @@ import re
 import pandas as pd
 import pytest
 
-from infra_helpers import code_env
 from memcap import results
 
 
@@ -27,10 +26,9 @@ def _tiny(p: dict) -> None:
 
 
 @pytest.mark.e2e
-def test_theory_target_end_to_end(pipeline):
+def test_theory_target_end_to_end(pipeline, pipeline_left):
     """Reads the shared tiny run (conftest.pipeline), whose theory family is `_tiny`'s."""
     project = pipeline
-    env = code_env(project.root)
     res = project.root / "results" / "theory" / "tables"
 
     con = results.read_parquet(res / "construct.parquet")
@@ -60,5 +58,4 @@ def test_theory_target_end_to_end(pipeline):
     assert "STAND-IN" in summary and re.search(r"\| shared\s*\|\s*8\s*\|\s*8\s*\|\s*8\s*\|", summary)
 
     # A second run has nothing to do (outputs are complete and up to date).
-    dry = project.snakemake("theory", extra=("-n",), env=env)
-    assert "Nothing to be done" in dry.stdout + dry.stderr
+    assert "Nothing to be done" in pipeline_left
