@@ -72,3 +72,14 @@ def test_config_override_reaches_the_job(project):
     assert "device='cuda' was requested but no CUDA device is usable" in log
     resolved = list((project.root / ".snakemake" / "memcap").glob("params-*.yaml"))
     assert [yaml.safe_load(f.read_text())["device"] for f in resolved] == ["cuda"]
+
+
+def test_replace_workflow_config_leaves_params_yaml_out(project):
+    """`--replace-workflow-config`: the config is the --configfile alone, as with Snakemake's own
+    `configfile:` (the Snakefile merges params.yaml itself); validation then names what is missing."""
+    (project.root / "only.yaml").write_text("scale: quick\n")
+    proc = project.snakemake("mlt_synthetic", check=False,
+                             extra=("-n", "--replace-workflow-config", "--configfile", "only.yaml", "--"))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "invalid params" in out and "dpc has no preset 'quick'" in out, out[-3000:]
+    # (without the flag the file is merged over params.yaml: the first test of this file)
