@@ -20,6 +20,13 @@ from typing import Any, Callable
 
 import yaml
 
+from memcap.lazy_import import OnFirstUse
+
+# Imported when something is validated: a job that reads its resolved params never validates.
+jsonschema = OnFirstUse("jsonschema")
+referencing = OnFirstUse("referencing")
+referencing_jsonschema = OnFirstUse("referencing.jsonschema")
+
 # Each family's torch-free checks of what JSON Schema cannot express (e.g. head_dim <= input_dim).
 from memcap.assumptions import checks as assumptions_checks
 from memcap.capacity import checks as capacity_checks
@@ -54,18 +61,15 @@ def _load_registry(strict: bool = False):
     """The main schema and a registry of every schema file. strict: the family files without their
     `$schema`, so that jsonschema keeps the strict validator class when it follows a $ref into them
     (it picks a file's own dialect class otherwise)."""
-    from referencing import Registry
-    from referencing.jsonschema import DRAFT202012
-
     resources, folder = {}, schema_dir()
     for path in sorted(folder.glob("*.schema.yaml")):
         contents = yaml.load(path.read_text(), Loader=FAST_LOADER)
         if strict and path.name != MAIN_SCHEMA:
             contents.pop("$schema", None)
-        resources[path.name] = DRAFT202012.create_resource(contents)
+        resources[path.name] = referencing_jsonschema.DRAFT202012.create_resource(contents)
     if MAIN_SCHEMA not in resources:
         raise FileNotFoundError(f"no {MAIN_SCHEMA} in {folder}")
-    return resources[MAIN_SCHEMA].contents, Registry().with_resources(resources.items())
+    return resources[MAIN_SCHEMA].contents, referencing.Registry().with_resources(resources.items())
 
 
 def _is_integer(checker, instance) -> bool:
@@ -84,16 +88,12 @@ def _strictly_invalid(instance) -> bool:
 
 
 def _strict(validator_class):
-    import jsonschema
-
     checker = validator_class.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
     return jsonschema.validators.extend(validator_class, type_checker=checker)
 
 
 def _with_defaults(validator_class):
     """A validator that fills in each property's `default` (the jsonschema FAQ recipe)."""
-    import jsonschema
-
     validate_properties = validator_class.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, schema):
@@ -149,8 +149,6 @@ def _describe(error) -> str:
 def validate(params: dict[str, Any]) -> dict[str, Any]:
     """Fill in schema defaults (in place) and raise ParamsError listing every schema violation and
     every cross-field problem."""
-    import jsonschema   # here, not at the top: a job that reads its resolved params never validates
-
     schema, registry = _load_registry()
     validator = _with_defaults(_strict(jsonschema.Draft202012Validator))(schema, registry=registry)
     for _ in validator.iter_errors(params):   # a first pass fills in defaults, so `required` sees them
