@@ -18,6 +18,7 @@ from pathlib import Path
 from memcap import params as memcap_params
 from memcap import results
 from memcap.provenance import pin as pin_code   # not `provenance`: the name of the CLI submodule
+from memcap.quick_exit import skip_final_collection
 from memcap.errors import TrainingFailed
 
 # One module per family, in the order of the pipeline; each adds its commands.
@@ -70,6 +71,7 @@ def rerun_command(args: argparse.Namespace, argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    skip_final_collection()   # every job ends ~0.3 CPU-s sooner (memcap.quick_exit)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
