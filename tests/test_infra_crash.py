@@ -47,6 +47,10 @@ def _checkpoint_step(path: Path) -> int:
         return 0
 
 
+def _text(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
 def _wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None) -> None:
     end = time.monotonic() + timeout
     while not predicate():
@@ -148,18 +152,25 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
         _wait_for(lambda: _checkpoint_step(root / CKPT) > 0 and training_job(), 300, "a checkpoint", run)
         first = training_job()
         subprocess.run(["scancel", "--signal=KILL", first], check=True)
+        # the step read once the job has ended: a checkpoint it wrote as the kill arrived is not the retry's
+        _wait_for(lambda: ih.show_job(first)["JobState"] in ("FAILED", "CANCELLED"), 60, "the killed job to end", run)
         killed_at = _checkpoint_step(root / CKPT)
         _wait_for(lambda: not (root / OUT).exists() and training_job() not in ("", first)
+                  and "resumed from checkpoint" in _text(root / LOG)
                   and _checkpoint_step(root / CKPT) > killed_at, 300, "the retry to checkpoint", run)
         assert not (root / OUT).exists()
 
         # 2. Requeue the retry (what preemption does): same job id, restarted, resumes again. SLURM holds
         #    a requeued job for 120 s (BeginTime); starttime=now lets it go at once, but only once the
-        #    job is back to PENDING (sent while it is still COMPLETING, the requeue resets it).
+        #    job is back to PENDING (sent while it is still COMPLETING, the requeue resets it), and in a
+        #    later second than the requeue: SLURM revokes the job's credential then, to the second, and kills
+        #    a relaunch within that second as non-startable ("Job credential revoked": the job FAILED).
         second = training_job()
         requeued_at = _checkpoint_step(root / CKPT)
         subprocess.run(["scontrol", "requeue", second], check=True)
+        revoked = time.time()
         _wait_for(lambda: ih.show_job(second)["JobState"] == "PENDING", 60, "the requeued job to pend", run)
+        time.sleep(max(0.0, revoked + 1.1 - time.time()))
         subprocess.run(["scontrol", "update", f"jobid={second}", "starttime=now"], check=True)
         out, _ = run.communicate(timeout=600)
     finally:

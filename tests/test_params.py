@@ -131,6 +131,35 @@ def test_resolved_params_file_is_named_by_its_content(tmp_path):
         memcap_params.load(a)
 
 
+def test_a_config_that_passed_is_filled_in_from_memory_until_what_judges_it_changes(tmp_path, monkeypatch):
+    """The Snakefile's resolve (every Snakemake start): the second start with the same config reads
+    what validation gave (defaults filled in, in the same order) without validating; a schema edit, or
+    a config that failed, is validated again."""
+    calls = []
+    real = memcap_params.validate
+    monkeypatch.setattr(memcap_params, "validate", lambda p: calls.append(1) or real(p))
+    given = copy.deepcopy(PARAMS)
+    del given["device"]                                   # a default to fill in
+    first, second = copy.deepcopy(given), copy.deepcopy(given)
+    path = memcap_params.resolve(first, tmp_path)
+    assert calls == [1] and len(list(tmp_path.glob("validated-*.json"))) == 1
+    assert memcap_params.resolve(second, tmp_path) == path and calls == [1]      # remembered
+    assert second == first and list(second) == list(first) and second["device"] == "auto"
+    assert list(second["mlt_synthetic"]["quick"]) == list(first["mlt_synthetic"]["quick"])
+    # what judges it changed: a schema's text (here a copy of the schemas with a comment added)
+    schemas = tmp_path / "schemas"
+    schemas.mkdir()
+    for f in (REPO / "workflow/schemas").glob("*.schema.yaml"):
+        (schemas / f.name).write_text(f.read_text() + "\n# edited\n")
+    monkeypatch.setenv("MEMCAP_SCHEMA_DIR", str(schemas))
+    assert memcap_params.resolve(copy.deepcopy(given), tmp_path) == path and calls == [1, 1]
+    # a config that fails is validated (and refused) every time, never remembered
+    for _ in range(2):
+        with pytest.raises(memcap_params.ParamsError, match="device: got 'gpu'"):
+            memcap_params.resolve({**copy.deepcopy(given), "device": "gpu"}, tmp_path)
+    assert calls == [1, 1, 1, 1] and len(list(tmp_path.glob("validated-*.json"))) == 2
+
+
 def test_scale_per_family_and_a_bad_entry_named():
     from memcap import params as mp
 

@@ -309,6 +309,40 @@ def preset(params: dict[str, Any], family: str) -> dict[str, Any]:
         raise ParamsError(f"{family}.{scale}: the family {family!r} has no preset for scale={scale!r}") from None
 
 
+def resolve(params: dict[str, Any], folder: str | os.PathLike) -> Path:
+    """validate(params) (in place), then write_resolved(params, folder): what the Snakefile does at every
+    start, twice in every SLURM job. A config that passed is remembered in folder/validated-<hash>.json,
+    named by the config as given and by everything that judges it (memcap's code, the schemas,
+    jsonschema's version), so the same config judged by the same code is filled in from there instead
+    (~0.12 CPU-s a start). A config that fails is never remembered, and one that JSON cannot hold as it
+    is (e.g. a key that is a number) is validated every time."""
+    memo = Path(folder) / f"validated-{_judged_by(params)}.json"
+    if memo.exists():
+        validated = json.loads(memo.read_text())
+        params.clear()
+        params.update(validated)
+    else:
+        validate(params)
+        text = json.dumps(params)
+        if json.loads(text) == params:
+            from memcap.results import write_text  # torch-free
+
+            write_text(text, memo)
+    return write_resolved(params, folder)
+
+
+def _judged_by(params: dict[str, Any]) -> str:
+    """Hash of a config as given (its key order too: validation fills defaults in after the keys given)
+    and of what validates it."""
+    from importlib.metadata import version
+
+    h = hashlib.sha256(json.dumps(params, default=repr).encode())
+    for path in [*sorted(Path(__file__).parent.rglob("*.py")), *sorted(schema_dir().glob("*.schema.yaml"))]:
+        h.update(path.name.encode() + path.read_bytes())
+    h.update(f"jsonschema {version('jsonschema')} referencing {version('referencing')}".encode())
+    return h.hexdigest()[:16]
+
+
 def write_resolved(params: dict[str, Any], folder: str | os.PathLike) -> Path:
     """Write the validated params a run was built from to folder/params-<hash>.yaml and return its path.
 

@@ -17,20 +17,20 @@ if f"{os.sep}.dvc{os.sep}tmp{os.sep}exps{os.sep}" in f"{os.getcwd()}{os.sep}":
              "metadata, which memcap needs to rerun exactly the affected jobs. Run `dvc exp run -S "
              "key=value` in the workspace (one experiment at a time), or `snakemake --configfile` to try settings.")
 
+# Jobs run exactly the config this DAG was built from (params.yaml + --configfile + --config): it is
+# validated (defaults filled in), written once, named by its hash, and every job's `memcap` reads it from
+# MEMCAP_PARAMS (the default of its --params). No job reads params.yaml on its own; the shell commands
+# never change with the config. (`resolve` remembers a config that passed: memcap.params.resolve.)
 try:
-    memcap_params.validate(config)
+    RESOLVED_PARAMS = memcap_params.resolve(config, ".snakemake/memcap")
 except memcap_params.ParamsError as err:
     # Stop before the DAG is built: the message names each bad key, its value and what is allowed.
     sys.exit(f"memcap: {err}")
+os.environ.update(MEMCAP_PARAMS=str(RESOLVED_PARAMS))
 
 # Jobs run `memcap` from the environment running Snakemake (its bin/ first on PATH, also in the
 # Snakemake that SLURM starts for each job, which evaluates this file again).
 os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), *os.get_exec_path()]))
-# Jobs run exactly the config this DAG was built from (params.yaml + --configfile + --config): it is
-# written once, named by its hash, and every job's `memcap` reads it from MEMCAP_PARAMS (the default of
-# its --params). No job reads params.yaml on its own; the shell commands never change with the config.
-RESOLVED_PARAMS = memcap_params.write_resolved(config, ".snakemake/memcap")
-os.environ.update(MEMCAP_PARAMS=str(RESOLVED_PARAMS))
 
 
 def _sizes(kind, family):
