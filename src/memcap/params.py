@@ -5,7 +5,8 @@ Validation happens before any job starts, and a bad value stops the run with a m
 key, the value and what is allowed. Torch-free: Snakemake imports this module to build the DAG.
 
 Jobs never re-read params.yaml: the Snakefile writes the config it built the DAG from (params.yaml plus
-`--configfile` and `--config` overrides) with `write_resolved`, and every job reads that file.
+`--configfile` and `--config` overrides) with `resolve` (validated once, then remembered) and
+`write_resolved`, and every job reads that file.
 """
 
 from __future__ import annotations
