@@ -17,9 +17,9 @@ from pathlib import Path
 
 from memcap import params as memcap_params
 from memcap import results
+from memcap.errors import TrainingFailed
 from memcap.provenance import pin as pin_code   # not `provenance`: the name of the CLI submodule
 from memcap.quick_exit import skip_final_collection
-from memcap.errors import TrainingFailed
 
 # One module per family, in the order of the pipeline; each adds its commands.
 FAMILIES = ("params", "mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report", "provenance", "suite")
