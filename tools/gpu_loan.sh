@@ -9,9 +9,10 @@
 # said SAME in an earlier call on this machine (a second call resuming the first one's checkpoints).
 #   bash tools/gpu_loan.sh DEADLINE_S [--no-bench] [--graphs|--graphs-checked] [SWEEP:SEEDS ...] [--eager SWEEP:SEEDS ...]
 #   e.g. 560 --no-bench --graphs scale_dh_shared:0,1 --eager scale_head_shared:2,3
-# PACK_MODELS=N in the environment: at most N models a pack (default: the scale's resources, 256), e.g.
-# 2 for one job a pack, so that each job that finishes inside the loan comes back (a pack's checkpoint
-# cannot: 16 MiB a file); WORKERS=N processes side by side per sweep (default 8).
+# PACK_MODELS=N in the environment: at most N models a pack (default: the scale's resources, 256); a
+# pack's checkpoint cannot come back (16 MiB a file), but the jobs it finished can (they wait under
+# checkpoints/mlt_synthetic/finished until the pack is done; the tarball holds them). WORKERS=N processes
+# side by side per sweep (default 8). BENCH_SECONDS: the benchmark's timing window (default 1).
 set -uo pipefail
 DEADLINE=${1:?seconds}; shift
 BENCH=1
@@ -32,6 +33,7 @@ fi
 export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 10 > "$OUT/gpu_busy.csv" 2>&1 &
 graphs=()
 if [ "$GRAPHS" = 1 ]; then
   timeout 180 python3 benchmarks/graph_check.py --steps 300 --seconds 3 2>&1 | tee "$OUT/graph_check.log"
@@ -40,7 +42,7 @@ if [ "$GRAPHS" = 1 ]; then
 fi
 [ "$GRAPHS" = 2 ] && graphs=(--cuda-graphs)
 if [ "$BENCH" = 1 ]; then   # packs' speed and the paper grid's projection, stepping as the packs will
-  timeout 300 python3 benchmarks/train_throughput.py --device cuda --seconds 1 --project-seconds 0.25 \
+  timeout 300 python3 benchmarks/train_throughput.py --device cuda --seconds ${BENCH_SECONDS:-1} --project-seconds 0.25 \
     --no-reference "${graphs[@]}" 2>&1 | tee "$OUT/bench.log"
 fi
 echo "packs step ${graphs[*]:-eagerly}: ${specs[*]}"
@@ -55,6 +57,7 @@ done
 for p in "${pids[@]}"; do wait "$p"; done
 cat logs-*.txt 2>/dev/null
 find logs/train_jobs -name "*.log" 2>/dev/null | sort | xargs -r tail -n 2 | tail -n 80
-tar czf "$OUT/results.tgz" results/mlt_synthetic/runs results/mlt_synthetic/attention logs/train_jobs logs-*.txt 2>/dev/null
+tar czf "$OUT/results.tgz" results/mlt_synthetic/runs results/mlt_synthetic/attention checkpoints/mlt_synthetic/finished \
+  logs/train_jobs logs-*.txt 2>/dev/null
 ls checkpoints/mlt_synthetic/packs checkpoints/mlt_synthetic/finished 2>/dev/null | head -50
 echo "gpu_loan: $(( $(date +%s) - START )) s"
