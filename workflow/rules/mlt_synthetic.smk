@@ -118,6 +118,8 @@ rule mlt_aggregate:
     output:
         runs=MLT_TABLE["runs"],
         metrics=f"{MLT}/metrics.json",
+    params:
+        labels={sweep: s["label"] for sweep, s in MLT_SWEEPS.items()},  # reruns when a label (a `why`) changes
     log:
         "logs/mlt_synthetic/aggregate.log",
     threads: threads_of("light", "mlt_synthetic")
