@@ -68,12 +68,13 @@ def legacy_logits(self, q, ctx):
 
 @contextmanager
 def legacy_formulation():
-    now = MLTAttention._softmax_logits
-    MLTAttention._softmax_logits = legacy_logits
+    """The module as it was until 2026-11-25: those logits, every context row embedded."""
+    now, folds = MLTAttention._softmax_logits, MLTAttention._folds_embedding
+    MLTAttention._softmax_logits, MLTAttention._folds_embedding = legacy_logits, lambda self, batch: False
     try:
         yield
     finally:
-        MLTAttention._softmax_logits = now
+        MLTAttention._softmax_logits, MLTAttention._folds_embedding = now, folds
 
 
 def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, task: str = "classification",

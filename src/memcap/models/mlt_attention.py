@@ -10,7 +10,10 @@ The model (spec mahdavi.md §1.2, `BaselineAttention` in the original code):
 Only the query row is ever read, so this module computes attention for that row alone, and orders
 the products by cost: with a shared context, K_h = E·W_K^h·(W_Q^h)^T (n x d) is formed once per step and
 every logit is one GEMM against the queries; with a context per example, s_h = E·(A_h e) with
-A_h = W_K^h (W_Q^h)^T when d_h is near d, else E·(W_K^h ((W_Q^h)^T e)).
+A_h = W_K^h (W_Q^h)^T when d_h is near d, else E·(W_K^h ((W_Q^h)^T e)). A context per example is not
+even embedded where that costs less (most H < d): emb_j = x_j W_emb + b + pe_j, so
+s_h = E (W_emb A_h e) + (b + pe_j) A_h e and p_h = α_h^T (E W_emb w_v^h + (b + pe_j) w_v^h): the B·n rows
+and their gradient are never formed (`_folds_embedding` compares the multiply-adds).
 
 Every parameter has a leading "models" dimension M: M independent models (e.g. seeds of one grid
 point) train in one batched computation. Adam is elementwise and the loss is a sum of per-model
@@ -173,13 +176,46 @@ class MLTAttention(nn.Module):
     def attention(self, queries: torch.Tensor, contexts: torch.Tensor) -> torch.Tensor:
         """Attention weights of the query row: (M, B, H, n). contexts: (M, n, d) shared or (M, B, n, d)."""
         q = self.embed(queries[:, :, None, :], slice(0, 1))[:, :, 0]          # (M, B, d)
+        return self._attend(q, contexts)[0]
+
+    def _attend(self, q: torch.Tensor, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(α (M, B, H, n), values (M, n, H) shared | (M, B, n, H)) of the embedded queries q (M, B, d)
+        over the raw context rows."""
+        if contexts.dim() == 4 and self._folds_embedding(contexts.shape[1]):
+            return self._attend_raw_rows(q, contexts)
         ctx = self.embed(contexts, slice(1, self.context_size + 1))           # (M, n, d) | (M, B, n, d)
-        return self._softmax_logits(q, ctx)
+        eq = "mnd,mhd->mnh" if ctx.dim() == 3 else "mbnd,mhd->mbnh"
+        return self._softmax_logits(q, ctx), torch.einsum(eq, ctx, self.w_v)
+
+    def _uses_a(self, batch: int) -> bool:
+        """A context per example: form A_h = W_K^h (W_Q^h)^T (d_h near d), else go through (W_Q^h)^T e."""
+        d, dh, H = self.input_dim, self.head_dim, self.heads
+        return H * d * dh * d + batch * H * d * d < 2 * batch * H * d * dh
+
+    def _folds_embedding(self, batch: int) -> bool:
+        """A context per example, A_h formed: leave its rows raw when that takes fewer multiply-adds,
+        forward and backward: it saves their embedding (2·B·n·d²) and its gradient (2·B·H·n·d), and
+        adds W_emb A_h (3·H·d³), the table (b + pe_j) A_h (3·H·n·d²) and its logits (3·B·H·n·d)."""
+        d, H, n, B = self.input_dim, self.heads, self.context_size, batch
+        return self._uses_a(B) and 3 * H * d ** 3 + 3 * H * n * d * d + 3 * B * H * n * d < 2 * B * n * d * d + 2 * B * H * n * d
+
+    def _attend_raw_rows(self, q: torch.Tensor, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """_attend for a context per example without embedding it (module docstring): the same sums."""
+        n = self.context_size
+        a = torch.einsum("mhde,mhfe->mhdf", self.w_k, self.w_q)                 # A_h (M, H, d, d)
+        rows = self.emb_b[:, None, :] + self.pe[1:n + 1]                          # b + pe_j (M, n, d)
+        u = torch.einsum("mbf,mhcf->mbhc", q, torch.einsum("mcd,mhdf->mhcf", self.emb_w, a))   # W_emb A_h e
+        table = torch.einsum("mnd,mhdf->mhnf", rows, a)                           # (b + pe_j) A_h (M, H, n, d)
+        logits = torch.einsum("mbnc,mbhc->mbhn", contexts, u) + torch.einsum("mbf,mhnf->mbhn", q, table)
+        alpha = self.masked(logits * (1 / math.sqrt(self.input_dim))).softmax(-1)
+        v = torch.einsum("mcd,mhd->mch", self.emb_w, self.w_v)                    # W_emb w_v^h (M, d, H)
+        values = torch.einsum("mbnc,mch->mbnh", contexts, v) + torch.einsum("mnd,mhd->mnh", rows, self.w_v)[:, None]
+        return alpha, values
 
     def _softmax_logits(self, q: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
         """softmax over the context of s_h = E·W_K^h·(W_Q^h)^T·e / sqrt(d), the products in the cheapest order."""
         M, B, d = q.shape
-        H, n, dh = self.heads, self.context_size, self.head_dim
+        H, n = self.heads, self.context_size
         scale = 1 / math.sqrt(self.input_dim)
         if ctx.dim() == 3:
             # shared context: each head's keys composed with its query map, K_h = E W_K^h (W_Q^h)^T (n x d),
@@ -188,7 +224,7 @@ class MLTAttention(nn.Module):
             keys = torch.einsum("mhne,mhfe->mhnf", kq, self.w_q)               # (M, H, n, d)
             logits = (q @ keys.reshape(M, H * n, d).transpose(1, 2)).view(M, B, H, n)
         else:
-            if H * d * dh * d + B * H * d * d < 2 * B * H * d * dh:           # d_h near d: A_h = W_K W_Q^T
+            if self._uses_a(B):                                                 # d_h near d: A_h = W_K W_Q^T
                 a = torch.einsum("mhde,mhfe->mhdf", self.w_k, self.w_q)         # (M, H, d, d)
                 u = torch.einsum("mbf,mhdf->mbhd", q, a)                        # (M, B, H, d)
             else:
@@ -200,14 +236,9 @@ class MLTAttention(nn.Module):
     def forward(self, queries: torch.Tensor, contexts: torch.Tensor, return_attention: bool = False):
         """queries (M, B, d); contexts (M, n, d) shared or (M, B, n, d) -> outputs (M, B, out_dim)."""
         q = self.embed(queries[:, :, None, :], slice(0, 1))[:, :, 0]          # (M, B, d)
-        ctx = self.embed(contexts, slice(1, self.context_size + 1))
-        alpha = self._softmax_logits(q, ctx)                                   # (M, B, H, n)
-        if ctx.dim() == 3:
-            values = torch.einsum("mnd,mhd->mnh", ctx, self.w_v)               # (M, n, H), once
-            heads = torch.einsum("mbhn,mnh->mbh", alpha, values)
-        else:
-            values = torch.einsum("mbnd,mhd->mbnh", ctx, self.w_v)             # (M, B, n, H)
-            heads = torch.einsum("mbhn,mbnh->mbh", alpha, values)
+        alpha, values = self._attend(q, contexts)                              # (M, B, H, n), values
+        eq = "mbhn,mnh->mbh" if values.dim() == 3 else "mbhn,mbnh->mbh"        # shared: values once
+        heads = torch.einsum(eq, alpha, values)
         o = torch.einsum("mbh,mhd->mbd", heads, self.w_o)                      # (M, B, d)
         out = torch.baddbmm(self.dec_b[:, None, :], o, self.dec_w)             # (M, B, out_dim)
         return (out, alpha) if return_attention else out
