@@ -35,6 +35,7 @@ export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 10 > "$OUT/gpu_busy.csv" 2>&1 &
+busy=$!   # the GPU's busy share every 10 s, until the tarball is made
 graphs=()
 if [ "$GRAPHS" = 1 ]; then
   timeout 180 python3 benchmarks/graph_check.py --steps 300 --seconds 3 2>&1 | tee "$OUT/graph_check.log"
@@ -58,6 +59,7 @@ done
 for p in "${pids[@]}"; do wait "$p"; done
 cat logs-*.txt 2>/dev/null
 find logs/train_jobs -name "*.log" 2>/dev/null | sort | xargs -r tail -n 2 | tail -n 80
+kill "$busy" 2>/dev/null
 tar czf "$OUT/results.tgz" results/mlt_synthetic/runs results/mlt_synthetic/attention checkpoints/mlt_synthetic/finished \
   logs/train_jobs logs-*.txt 2>/dev/null
 ls checkpoints/mlt_synthetic/packs checkpoints/mlt_synthetic/finished 2>/dev/null | head -50

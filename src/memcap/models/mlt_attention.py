@@ -197,7 +197,8 @@ class MLTAttention(nn.Module):
         forward and backward: it saves their embedding (2·B·n·d²) and its gradient (2·B·H·n·d), and
         adds W_emb A_h (3·H·d³), the table (b + pe_j) A_h (3·H·n·d²) and its logits (3·B·H·n·d)."""
         d, H, n, B = self.input_dim, self.heads, self.context_size, batch
-        return self._uses_a(B) and 3 * H * d ** 3 + 3 * H * n * d * d + 3 * B * H * n * d < 2 * B * n * d * d + 2 * B * H * n * d
+        raw, embedded = 3 * H * d ** 3 + 3 * H * n * d * d + 3 * B * H * n * d, 2 * B * n * d * d + 2 * B * H * n * d
+        return self._uses_a(B) and raw < embedded
 
     def _attend_raw_rows(self, q: torch.Tensor, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """_attend for a context per example without embedding it (module docstring): the same sums."""
