@@ -7,7 +7,7 @@ at its end. They land at their run names below results/mlt_synthetic/, read-only
 written whole (a temporary file renamed), **never over a file that exists** (a published run stays as
 it is). A saturation job's run is taken only with its attention file (the pipeline needs both).
 
-    python tools/take_loan.py /work/.device/1/results.tgz [--dry-run]
+    python tools/take_loan.py path/to/results.tgz [--dry-run]   # the loan's returned tarball
 
 Then: `memcap provenance check`, `dvc commit -f mlt_synthetic` (docs/presets-and-published.md).
 """
@@ -47,11 +47,11 @@ def take(tarball: Path, root: Path, dry_run: bool = False, analysis_sweeps: set[
     report = {"new": [], "kept": [], "left": []}
     with tarfile.open(tarball) as tar:
         where = destinations([m.name for m in tar.getmembers() if m.isfile()])
-        attention = set(where.values())
+        landing = set(where.values())
         for name, dest in sorted(where.items(), key=lambda kv: str(kv[1])):
             if dest.is_relative_to(MLT / "runs") and dest.parts[4] in analysis_sweeps:
                 att = MLT / "attention" / dest.relative_to(MLT / "runs")
-                if att not in attention and not (root / att).exists():
+                if att not in landing and not (root / att).exists():
                     report["left"].append(str(dest))
                     continue
             target = root / dest

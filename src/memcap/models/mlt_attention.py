@@ -192,6 +192,10 @@ class MLTAttention(nn.Module):
         d, dh, H = self.input_dim, self.head_dim, self.heads
         return H * d * dh * d + batch * H * d * d < 2 * batch * H * d * dh
 
+    def _a(self) -> torch.Tensor:
+        """A_h = W_K^h (W_Q^h)^T of every model and head: (M, H, d, d)."""
+        return torch.einsum("mhde,mhfe->mhdf", self.w_k, self.w_q)
+
     def _folds_embedding(self, batch: int) -> bool:
         """A context per example, A_h formed: leave its rows raw when that takes fewer multiply-adds,
         forward and backward: it saves their embedding (2·B·n·d²) and its gradient (2·B·H·n·d), and
@@ -203,7 +207,7 @@ class MLTAttention(nn.Module):
     def _attend_raw_rows(self, q: torch.Tensor, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """_attend for a context per example without embedding it (module docstring): the same sums."""
         n = self.context_size
-        a = torch.einsum("mhde,mhfe->mhdf", self.w_k, self.w_q)                 # A_h (M, H, d, d)
+        a = self._a()                                                              # A_h (M, H, d, d)
         rows = self.emb_b[:, None, :] + self.pe[1:n + 1]                          # b + pe_j (M, n, d)
         u = torch.einsum("mbf,mhcf->mbhc", q, torch.einsum("mcd,mhdf->mhcf", self.emb_w, a))   # W_emb A_h e
         table = torch.einsum("mnd,mhdf->mhnf", rows, a)                           # (b + pe_j) A_h (M, H, n, d)
@@ -226,8 +230,7 @@ class MLTAttention(nn.Module):
             logits = (q @ keys.reshape(M, H * n, d).transpose(1, 2)).view(M, B, H, n)
         else:
             if self._uses_a(B):                                                 # d_h near d: A_h = W_K W_Q^T
-                a = torch.einsum("mhde,mhfe->mhdf", self.w_k, self.w_q)         # (M, H, d, d)
-                u = torch.einsum("mbf,mhdf->mbhd", q, a)                        # (M, B, H, d)
+                u = torch.einsum("mbf,mhdf->mbhd", q, self._a())                # (M, B, H, d)
             else:
                 qh = torch.einsum("mbd,mhde->mbhe", q, self.w_q)               # (M, B, H, dh)
                 u = torch.einsum("mbhe,mhde->mbhd", qh, self.w_k)
