@@ -241,8 +241,10 @@ class MLTAttention(nn.Module):
         """queries (M, B, d); contexts (M, n, d) shared or (M, B, n, d) -> outputs (M, B, out_dim)."""
         q = self.embed(queries[:, :, None, :], slice(0, 1))[:, :, 0]          # (M, B, d)
         alpha, values = self._attend(q, contexts)                              # (M, B, H, n), values
-        eq = "mbhn,mnh->mbh" if values.dim() == 3 else "mbhn,mbnh->mbh"        # shared: values once
-        heads = torch.einsum(eq, alpha, values)
+        if values.dim() == 3:                                                  # shared: values once
+            heads = torch.einsum("mbhn,mnh->mbh", alpha, values)
+        else:   # a dot product per example and head: elementwise, not B·H matmuls of 1 x n (~12% of a CPU step)
+            heads = (alpha * values.transpose(-1, -2)).sum(-1)
         o = torch.einsum("mbh,mhd->mbd", heads, self.w_o)                      # (M, B, d)
         out = torch.baddbmm(self.dec_b[:, None, :], o, self.dec_w)             # (M, B, out_dim)
         return (out, alpha) if return_attention else out
