@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One lent GPU machine's session (torch there, no Snakemake): the graph check, the benchmark, then paper-settings MLT
-# sweeps as packs with the rules' own commands (tools/train_jobs.py), stopped by SIGTERM at the
-# deadline (each pack saves its checkpoint; the next call on the same machine resumes it). Results,
+# One lent GPU machine's session (torch there, no Snakemake): the graph check, the step's profile and the
+# benchmark, then paper-settings MLT sweeps as packs with the rules' own commands (tools/train_jobs.py),
+# stopped by SIGTERM at the deadline (each pack saves its checkpoint; the next call on the same machine resumes it). Results,
 # logs and the benchmark come back as one tarball in $OUT (the loan returns at most 8 files, 2 levels);
 # here, tools/take_loan.py puts its runs into the project.
 # --graphs: first benchmarks/graph_check.py (CUDA graphs against the eager step, ~1 min); the packs
@@ -44,6 +44,8 @@ if [ "$GRAPHS" = 1 ]; then
 fi
 [ "$GRAPHS" = 2 ] && graphs=(--cuda-graphs)
 if [ "$BENCH" = 1 ]; then   # packs' speed and the paper grid's projection, stepping as the packs will
+  # first where a random-context pack's step spends its GPU time, kernel by kernel (~30 s)
+  timeout 120 python3 benchmarks/step_profile.py --device cuda --models 256 --n 32 --steps 10 2>&1 | tee "$OUT/step_profile.log"
   timeout 300 python3 benchmarks/train_throughput.py --device cuda --seconds ${BENCH_SECONDS:-1} --project-seconds 0.25 \
     --no-reference "${graphs[@]}" 2>&1 | tee "$OUT/bench.log"
 fi
