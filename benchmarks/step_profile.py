@@ -30,7 +30,7 @@ def product_flops(op: str, shapes: list) -> float:
     rank = PRODUCTS.get(op)
     if rank is None:
         return 0.0
-    a, b = (s for s in shapes if len(s) == rank)   # addmm/baddbmm: the bias comes first
+    *_, a, b = (s for s in shapes if len(s) == rank)   # addmm/baddbmm: the bias (maybe of that rank) first
     batch = a[0] if rank == 3 else 1
     return 2.0 * batch * a[-2] * a[-1] * b[-1]
 
