@@ -14,7 +14,6 @@ profiler's own cost inflates small ops (an index_select of 0.46 ms timed by hand
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One lent GPU machine's session (torch there, no Snakemake): the graph check, the step's profile and the
 # benchmark, then paper-settings MLT sweeps as packs with the rules' own commands (tools/train_jobs.py),
-# stopped by SIGTERM at the deadline (each pack saves its checkpoint; the next call on the same machine resumes it). Results,
-# logs and the benchmark come back as one tarball in $OUT (the loan returns at most 8 files, 2 levels);
+# stopped by SIGTERM at the deadline (each pack saves its checkpoint; the next call on the same machine
+# resumes it). Results, logs and the benchmark come back as one tarball in $OUT (the loan returns at
+# most 8 files, 2 levels);
 # here, tools/take_loan.py puts its runs into the project.
 # --graphs: first benchmarks/graph_check.py (CUDA graphs against the eager step, ~1 min); the packs
 # replay their steps from graphs only if it says SAME for both of its packs, else the specs after
