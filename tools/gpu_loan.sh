@@ -3,8 +3,7 @@
 # benchmark, then paper-settings MLT sweeps as packs with the rules' own commands (tools/train_jobs.py),
 # stopped by SIGTERM at the deadline (each pack saves its checkpoint; the next call on the same machine
 # resumes it). Results, logs and the benchmark come back as one tarball in $OUT (the loan returns at
-# most 8 files, 2 levels);
-# here, tools/take_loan.py puts its runs into the project.
+# most 8 files, 2 levels); here, tools/take_loan.py puts its runs into the project.
 # --graphs: first benchmarks/graph_check.py (CUDA graphs against the eager step, ~1 min); the packs
 # replay their steps from graphs only if it says SAME for both of its packs, else the specs after
 # --eager run instead (sweeps that finish in one call stepping eagerly). --graphs-checked: graph_check
