@@ -24,7 +24,8 @@ CAPTIONS = {
     "mlt_synthetic/fig2c": "MLT Fig 2c: no gain past d_h = n (claim mlt_fig2c_no_gain_past_n).",
     "theory/fig3": "MLT Fig 3: softmax saturation; not every head saturates "
                    "(claim mlt_fig3_not_all_heads_saturate).",
-    "mlt_synthetic/fig4": "MLT Fig 4: random contexts; linear in H remains (claim mlt_fig4_linear_H_random).",
+    "mlt_synthetic/fig4": "MLT Fig 4: random contexts; linear in H remains (claim mlt_fig4_linear_H_random), "
+                          "growth in n weaker than linear (claim mlt_fig4_n_weaker_than_linear).",
     "mlt_synthetic/fig5": "MLT Fig 5: regression train MSE falls with H and n "
                           "(claims mlt_fig5_regression_H, mlt_fig5_regression_n).",
     "theory/construct": "MLT Theorem 1: the construction memorizes H(r−1)+1 exactly (claim theory_construction_exact).",

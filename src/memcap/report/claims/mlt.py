@@ -49,6 +49,27 @@ def mlt_fig4(t):
     return _linear_in_h(t["mlt_runs"], "scale_head")
 
 
+# "Linearity in n is weakened" (App. I.1) is the linearity test failing on the concave side: every T's
+# end-slope ratio below what LINEAR accepts (Fig 2b's shared contexts are not claimed linear, only rising).
+WEAKER_THAN_LINEAR = Region(-np.inf, LINEAR.low)
+
+
+@claim("mlt_fig4_n_weaker_than_linear", PAPER_CLAIM, "MLT", "Fig 4 (right)",
+       "With random (general-position) contexts, growth in the context size n is weaker than linear",
+       f"the test of Fig 2a's linearity in H applied to n, on the non-saturated points (seed mean < "
+       f"{SATURATION_ACC}, 3+ values of n) of every T; statistic = max over T of the end-slope ratio (1 for "
+       f"a line, below for diminishing returns, negative for a curve that turns down), its 95% interval (seeds "
+       f"resampled) must lie <= {WEAKER_THAN_LINEAR.high}", WEAKER_THAN_LINEAR, ["mlt_runs"],
+       "the linearity in n is weakened (preliminary results)", "MLT App. I.1 (Fig 4)")
+def mlt_fig4_n(t):
+    cs = [c.keep(c.means < SATURATION_ACC, f"saturated, seed mean >= {SATURATION_ACC}", "n")
+          for c in mlt_curves(t["mlt_runs"], "scale_ctx_size")]
+    use = _at_least(cs, 3, f"non-saturated values of n (acc < {SATURATION_ACC})")
+    point, lo, hi, each = shapes.bootstrap(use, shapes.end_slope_ratio, np.max)
+    return outcome(point, lo, hi, WEAKER_THAN_LINEAR,
+                   f"end-slope ratio {_each(use, each)}; {_replicates(use, 'seeds')}" + shapes.dropped(cs))
+
+
 # "Grows / falls": Spearman's ρ between x and every seed's value (runs pooled), its interval over seeds,
 # and its one-sided p-value against "no trend".
 TREND_RHO, TREND_P = 0.5, 0.05
