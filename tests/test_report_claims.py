@@ -178,7 +178,6 @@ CASES = [
     ("mlt_fig4_linear_H_random", "linear", head(lambda h: 0.1 * h, sweep="scale_head"), REP),
     ("mlt_fig4_linear_H_random", "√H", head(lambda h: 0.3 * h ** 0.5, sweep="scale_head"), NOT),
     ("mlt_fig4_linear_H_random", "noisy", head(lambda h: 0.1 * h, sweep="scale_head", noise=0.12), INC),
-    # Fig 2b: grows with n
     # Fig 4 right: the same test on n, read the other way (weaker than linear is the claim)
     ("mlt_fig4_n_weaker_than_linear", "√n", ctx(lambda n: 0.2 * n ** 0.5, sweep="scale_ctx_size"), REP),
     ("mlt_fig4_n_weaker_than_linear", "rise then flat",
@@ -186,6 +185,7 @@ CASES = [
     ("mlt_fig4_n_weaker_than_linear", "linear", ctx(lambda n: 0.05 * n, sweep="scale_ctx_size"), NOT),
     ("mlt_fig4_n_weaker_than_linear", "√n, noisy seeds",
      ctx(lambda n: 0.2 * n ** 0.5, sweep="scale_ctx_size", noise=0.15), INC),
+    # Fig 2b: grows with n
     ("mlt_fig2b_grows_with_n", "rising", ctx(lambda n: 0.05 * n), REP),
     ("mlt_fig2b_grows_with_n", "falling", ctx(lambda n: 0.8 - 0.05 * n), NOT),
     ("mlt_fig2b_grows_with_n", "weak rise, noisy seeds", ctx(lambda n: 0.3 + 0.01 * n, noise=0.1), INC),
