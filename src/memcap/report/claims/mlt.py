@@ -16,11 +16,16 @@ from memcap.report.verdicts import (INCONCLUSIVE, PAPER_CLAIM, PROPERTY, REPRODU
                                     outcome)
 
 
-def _linear_in_h(runs, sweep: str) -> Outcome:
-    cs = [c.keep(c.means < SATURATION_ACC, f"saturated, seed mean >= {SATURATION_ACC}", "H")
+def _end_slopes(runs, sweep: str, xname: str, over_t=np.min):
+    """Every T's end-slope ratio on its non-saturated points (3+ of them), combined over T by `over_t`."""
+    cs = [c.keep(c.means < SATURATION_ACC, f"saturated, seed mean >= {SATURATION_ACC}", xname)
           for c in mlt_curves(runs, sweep)]
-    use = _at_least(cs, 3, f"non-saturated values of H (acc < {SATURATION_ACC})")
-    point, lo, hi, each = shapes.bootstrap(use, shapes.end_slope_ratio)
+    use = _at_least(cs, 3, f"non-saturated values of {xname} (acc < {SATURATION_ACC})")
+    return cs, use, *shapes.bootstrap(use, shapes.end_slope_ratio, over_t)
+
+
+def _linear_in_h(runs, sweep: str) -> Outcome:
+    cs, use, point, lo, hi, each = _end_slopes(runs, sweep, "H")
     note = (f"; faster than linear (interval above {FASTER_THAN_LINEAR}): not counted against the claim"
             if lo > FASTER_THAN_LINEAR else "")
     detail = (f"end-slope ratio {_each(use, each)}; {_replicates(use, 'seeds')}{note}" + shapes.dropped(cs))
@@ -62,10 +67,7 @@ WEAKER_THAN_LINEAR = Region(-np.inf, LINEAR.low)
        f"resampled) must lie <= {WEAKER_THAN_LINEAR.high}", WEAKER_THAN_LINEAR, ["mlt_runs"],
        "the linearity in n is weakened (preliminary results)", "MLT App. I.1 (Fig 4)")
 def mlt_fig4_n(t):
-    cs = [c.keep(c.means < SATURATION_ACC, f"saturated, seed mean >= {SATURATION_ACC}", "n")
-          for c in mlt_curves(t["mlt_runs"], "scale_ctx_size")]
-    use = _at_least(cs, 3, f"non-saturated values of n (acc < {SATURATION_ACC})")
-    point, lo, hi, each = shapes.bootstrap(use, shapes.end_slope_ratio, np.max)
+    cs, use, point, lo, hi, each = _end_slopes(t["mlt_runs"], "scale_ctx_size", "n", np.max)
     return outcome(point, lo, hi, WEAKER_THAN_LINEAR,
                    f"end-slope ratio {_each(use, each)}; {_replicates(use, 'seeds')}" + shapes.dropped(cs))
 
