@@ -142,6 +142,65 @@ def test_a_killed_pack_resumes_exactly_with_the_models_it_had_finished(tmp_path)
     assert sorted(done) == list(range(len(jobs)))     # every job's table, those finished before the kill too
 
 
+def test_a_killed_pack_resumes_when_its_finished_jobs_are_skipped(tmp_path):
+    """The pipeline's rerun of a killed pack skips the jobs whose files it had written (train-pack's
+    --finished): it still resumes from the checkpoint (a GPU loan's second call), not afresh."""
+    s = _settings(min_steps=30, eval_every=5)
+    jobs = _jobs(s, [2])
+    _, full = train_jobs(jobs, "cpu", progress=False)
+    path = tmp_path / "pack.pt"
+    real, written = checkpoint.save, []
+
+    class Killed(Exception):
+        pass
+
+    def save_then_die(p, state, config):
+        real(p, state, config)
+        if state["step"] >= 35:
+            raise Killed
+
+    checkpoint.save = save_then_die
+    try:
+        with pytest.raises(Killed):
+            train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False,
+                       on_job=lambda i, table: written.append(i))
+    finally:
+        checkpoint.save = real
+    assert written and len(written) < len(jobs)
+    _, resumed = train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False,
+                            skip=set(written))
+    assert sorted(resumed) == sorted(set(range(len(jobs))) - set(written))
+    for i in resumed:
+        cols = [c for c in full[i].columns if c not in ("wall_time_s", "segments")]
+        assert resumed[i][cols].equals(full[i][cols]), i
+        assert set(resumed[i]["segments"]) == {2}, i   # resumed, not trained afresh
+
+
+def test_a_pack_whose_checkpoint_still_trains_a_skipped_job_starts_afresh(tmp_path):
+    """A job whose file was written after the pack's last checkpoint (a kill in between) is skipped;
+    its models are still training in that checkpoint, so the pack starts afresh rather than train them."""
+    s = _settings(min_steps=30, eval_every=5)
+    jobs = _jobs(s, [2])
+    path = tmp_path / "pack.pt"
+    real = checkpoint.save
+
+    class Killed(Exception):
+        pass
+
+    def save_then_die(p, state, config):
+        real(p, state, config)
+        raise Killed   # the first checkpoint: step 5, nothing finished
+
+    checkpoint.save = save_then_die
+    try:
+        with pytest.raises(Killed):
+            train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False)
+    finally:
+        checkpoint.save = real
+    _, resumed = train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False, skip={0})
+    assert 0 not in resumed and all(set(t["segments"]) == {1} for t in resumed.values())
+
+
 def test_skipped_jobs_are_not_trained():
     s = _settings()
     jobs = _jobs(s, [2], sizes=(20, 70))

@@ -217,12 +217,16 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
     sizes = list(data.sizes)
     totals = [mlt_num_steps(T, cfg.min_steps, cfg.epochs, cfg.batch_size) for T in sizes]
     full_shapes, full_mask = list(model.shapes), model.context_mask
+    # `skip` is not in it: a pack stopped after some jobs finished is resumed by a run that skips them
     run_config = {"format": 4, "cfg": asdict(cfg), "seeds": seeds, "sizes": sizes,
-                  "classification": classification, "skip": sorted(skip),
+                  "classification": classification,
                   "device": str(device),   # resumed only on the device it was made on
                   **({"cuda_graphs": True} if cuda_graphs else {}),   # and only stepped the same way
                   "model": [model.input_dim, model.out_dim, model.shapes]}
     saved = ckpt.load(checkpoint_path, run_config)
+    if saved is not None and skip & set(saved["active"]):   # killed after a job's file, before its checkpoint
+        print(f"checkpoint {checkpoint_path} trains models finished since; training starts afresh", flush=True)
+        saved = None
     active = [m for m in range(M) if m not in skip] if saved is None else list(saved["active"])
     finished: dict[int, tuple[RunResult, dict]] = {} if saved is None else {
         int(k): (RunResult(**r), st) for k, (r, st) in saved["finished"].items()}
