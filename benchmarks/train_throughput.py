@@ -11,7 +11,9 @@ Prints, measured now on this machine:
   3. the ratio to the reference computation (the original's full (n+1)x(n+1) attention, one model;
      memcap.models.mlt_reference) at H = 20, after checking both give the same outputs and gradients;
   4. the projected core-hours of every paper sweep (#1-#11, one seed, early stopping ignored), each
-     grid point's steps S = max(floor(500 T / 256), min_steps) at the step time measured for its shape.
+     grid point's steps S = max(floor(500 T / 256), min_steps) at the step time measured for its shape,
+     and beside them its evaluations (every eval_every steps a forward pass over each model's T rows,
+     memcap.mlt_synthetic.train.evaluate) at the evaluation time measured for that shape.
 
   5. on a GPU (--device cuda): model-steps/s by pack size M (models trained as one: the seeds of a grid
      point, or a pack of many grid points, memcap.mlt_synthetic.pack) and H, shared and random contexts,
@@ -46,13 +48,14 @@ from memcap.mlt_synthetic import grid, packing
 from memcap.mlt_synthetic.batches import BatchStream
 from memcap.mlt_synthetic.graphed import GraphedStep
 from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
-from memcap.mlt_synthetic.train import step_kernels, train_step
+from memcap.mlt_synthetic.train import evaluate, step_kernels, train_step
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_reference import ReferenceMLTAttention
 from memcap.stacked_adam import StackedAdam
 from memcap.tasks.mlt_data import make_data
 
 D, N_CTX, BATCH, CLASSES, T, T_RANDOM = 64, 32, 256, 100, 4096, 512
+EVAL_ROWS = 1024   # rows a model in the evaluation timing (a pack of 256 with random contexts: 2 GB)
 HEADS = (1, 5, 20, 60)
 DEVICE = torch.device("cpu")   # --device
 GRAPHS = False                 # --cuda-graphs: GPU steps replayed from CUDA graphs
@@ -78,12 +81,13 @@ def legacy_formulation():
 
 
 def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, task: str = "classification",
-        models: int = 1, pad_heads: int | None = None):
+        models: int = 1, pad_heads: int | None = None, rows: int | None = None):
     """The training state of `models` models (a grid point's seeds, or a pack) at a shape, and its step
     (memcap's own train_step). pad_heads: the models are padded to that many heads, as in a pack with
-    larger models. Random contexts hold T_RANDOM rows a model (the step reads B of them either way)."""
+    larger models. Random contexts hold T_RANDOM rows a model (the step reads B of them either way),
+    unless `rows` says how many."""
     classification, seeds = task == "classification", list(range(models))
-    rows = T if context == "shared" else T_RANDOM
+    rows = rows or (T if context == "shared" else T_RANDOM)
     data = make_data(seeds, dataset_size=rows, context_size=n, input_dim=D, context=context, task=task,
                      num_classes=CLASSES).to(DEVICE)
     model = MLTAttention(seeds, D, heads, n, head_dim=head_dim, out_dim=CLASSES if classification else 1)
@@ -149,6 +153,15 @@ def rate(step, seconds: float) -> float:
     return n / (time.perf_counter() - start)
 
 
+def eval_row_seconds(key: tuple, models: int, seconds: float) -> float:
+    """Seconds of one evaluation (memcap's evaluate: forward passes over the full training set of every
+    model at once) per row of T, for `models` models at a shape (key: heads, context, n, head_dim, task)."""
+    rows = EVAL_ROWS
+    model, data, _ = job(*key, models=models, rows=rows)
+    classification = key[4] == "classification"
+    return 1 / rate(lambda: evaluate(model, data, classification), seconds) / rows
+
+
 def check_same_math(context: str) -> float:
     """Max abs difference of outputs and gradients between memcap's model and the reference (float64)."""
     fast = MLTAttention([0], D, 20, N_CTX, out_dim=CLASSES).double()
@@ -183,13 +196,15 @@ def reference_rate(context: str, seconds: float) -> float:
 
 
 def projection(seconds: float, peak: float, packed: bool) -> None:
-    """Hours of each paper sweep and of the grid with all 6 seeds, early stopping ignored. CPU: one
-    grid point's 2 seeds a job (the CPU presets), each shape's step timed with one model. GPU: the
-    packs the pipeline would form (memcap.mlt_synthetic.packing with resources.paper), each timed at
-    its padded shape and size; a pack's models leave as they finish (S = max(floor(500 T/256), 50,000)
-    differs by T), so its time is the sum over the spans between finishes, at a step time
-    interpolated between the pack's full size and one model. Beside it, the floor: every model's
-    step FLOPs x S over the measured sgemm."""
+    """Hours of each paper sweep and of the grid with all 6 seeds, early stopping ignored: training steps,
+    and beside them evaluations. CPU: one grid point's 2 seeds a job (the CPU presets), each shape's step
+    timed with one model. GPU: the packs the pipeline would form (memcap.mlt_synthetic.packing with
+    resources.paper), each timed at its padded shape and size; a pack's models leave as they finish
+    (S = max(floor(500 T/256), 50,000) differs by T), so its time is the sum over the spans between
+    finishes, at a step time interpolated between the pack's full size and one model. Evaluations: at
+    step 0, every eval_every steps and at each model's last step, a pass over the largest T among the
+    models still training (evaluate chunks every model's rows alike), timed per row likewise. Beside
+    them, the floor: every model's training-step FLOPs x S over the measured sgemm."""
     params = memcap_params.load("params.yaml")
     sweeps = grid.resolve(params[grid.FAMILY], "paper")
     peak, gpu = peak * 1e9, DEVICE.type == "cuda"
@@ -200,45 +215,64 @@ def projection(seconds: float, peak: float, packed: bool) -> None:
     timed: dict[tuple, float] = {}
 
     def step_s(key: tuple, models: int) -> float:
-        if (key, models) not in timed:
-            timed[key, models] = 1 / rate(job(*key, models=models)[2], seconds)
+        if ("step", key, models) not in timed:
+            timed["step", key, models] = 1 / rate(job(*key, models=models)[2], seconds)
             torch.cuda.empty_cache() if gpu else None
-        return timed[key, models]
+        return timed["step", key, models]
+
+    def row_s(key: tuple, models: int) -> float:
+        if ("eval", key, models) not in timed:
+            timed["eval", key, models] = eval_row_seconds(key, models, seconds)
+            torch.cuda.empty_cache() if gpu else None
+        return timed["eval", key, models]
 
     def key_of(s: dict, value: int) -> tuple:
         shp = grid.shape(s, value)
         return shp["heads"], s["context"], shp["context_size"], shp["head_dim"], s["task"]
 
+    def steps_of(s: dict, T: int) -> int:
+        return mlt_num_steps(T, s["min_steps"], s["epochs"], s["batch_size"])
+
+    def hours_of(s: dict, key: tuple, members: list[tuple[int, int]]) -> tuple[float, float]:
+        """(training, evaluation) hours of one process training these models ((S, T) each) at `key`."""
+        members, M, ev = sorted(members), len(members), s["eval_every"]
+        largest = [max(T for _, T in members[k:]) for k in range(M)]   # the widest pass while k have left
+
+        def between(timer, share: float) -> float:   # one model's time .. the full pack's
+            return timer(key, M) if share == 1 else timer(key, 1) + (timer(key, M) - timer(key, 1)) * share
+
+        steps, evals, start = 0.0, largest[0] * row_s(key, M), 0   # the evaluation at step 0
+        for k, (end, _) in enumerate(members):   # models k.. still train from start to end
+            if end > start:
+                share = (M - k - 1) / max(M - 1, 1)
+                passes = end // ev - start // ev + (1 if end % ev else 0)
+                steps += (end - start) * between(step_s, share)
+                evals += passes * largest[k] * between(row_s, share)
+            start = end
+        return steps / 3600, evals / 3600
+
     how = (f"{len(packs)} packs of up to {train.get('pack_models')} models" if packed
            else "one grid point (2 seeds) a job, one job at a time")
-    print(f"\npaper grid, all 6 seeds, {how}, early stopping ignored:")
-    total = floor_total = 0.0
+    print(f"\npaper grid, all 6 seeds, {how}, early stopping ignored (training + evaluation):")
+    total = total_eval = floor_total = 0.0
     for i, (sweep, s) in enumerate(sweeps.items(), 1):
         jobs = [j for j in grid.jobs(sweeps) if j[0] == sweep]
-        floor = sum(len(j[3]) * mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"])
-                    * train_step_flops(*key_of(s, j[1])) for j in jobs) / peak / 3600
-        hours = 0.0
+        floor = sum(len(j[3]) * steps_of(s, j[2]) * train_step_flops(*key_of(s, j[1])) for j in jobs) / peak / 3600
+        hours = eval_hours = 0.0
         mine = [p for p in packs if p.sweep == sweep]
         packed = {j for p in mine for j in p.jobs}
-        for p in mine:
-            key, M = key_of(s, max(j[1] for j in p.jobs)), p.models
-            ends = sorted(mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"]) for j in p.jobs
-                          for _ in j[3])
-            full, one = step_s(key, M), step_s(key, 1)
-            start = 0
-            for k, end in enumerate(ends):   # models ends[k:] still train from start to end
-                left = M - k
-                hours += (end - start) * (one + (full - one) * (left - 1) / max(M - 1, 1)) / 3600
-                start = end
-        for j in jobs:
-            if j not in packed:          # one job alone: its seeds train together
-                hours += mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"]) * step_s(
-                    key_of(s, j[1]), len(j[3])) / 3600
-        total, floor_total = total + hours, floor_total + floor
-        print(f"  #{i:<2} {sweep:30s} {len(jobs):4d} jobs {len(mine):3d} packs {hours:8.2f} {unit}"
+        units = [(key_of(s, max(j[1] for j in p.jobs)), [(steps_of(s, j[2]), j[2]) for j in p.jobs for _ in j[3]])
+                 for p in mine]
+        units += [(key_of(s, j[1]), [(steps_of(s, j[2]), j[2])] * len(j[3])) for j in jobs if j not in packed]
+        for key, members in units:   # a pack, or one job alone (its seeds train together)
+            h, e = hours_of(s, key, members)
+            hours, eval_hours = hours + h, eval_hours + e
+        total, total_eval, floor_total = total + hours, total_eval + eval_hours, floor_total + floor
+        print(f"  #{i:<2} {sweep:30s} {len(jobs):4d} jobs {len(mine):3d} packs {hours:8.2f} + {eval_hours:5.2f} {unit}"
               f"   floor {floor:6.3f} (x{hours / floor:.0f})", flush=True)
-    print(f"  whole grid, 6 seeds: {total:.1f} {unit}; floor (FLOPs / sgemm) {floor_total:.2f}: "
-          f"x{total / floor_total:.1f} the floor", flush=True)
+    print(f"  whole grid, 6 seeds: {total:.1f} {unit} training + {total_eval:.1f} evaluation = "
+          f"{total + total_eval:.1f}; floor (training FLOPs / sgemm) {floor_total:.2f}: "
+          f"training x{total / floor_total:.1f} the floor", flush=True)
 
 
 def pack_sizes(seconds: float, peak: float) -> None:
