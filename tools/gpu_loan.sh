@@ -13,7 +13,8 @@
 # PACK_MODELS=N in the environment: at most N models a pack (default: the scale's resources, 256); a
 # pack's checkpoint cannot come back (16 MiB a file), but the jobs it finished can (they wait under
 # checkpoints/mlt_synthetic/finished until the pack is done; the tarball holds them). WORKERS=N processes
-# side by side per sweep (default 8). BENCH_SECONDS: the benchmark's timing window (default 1).
+# side by side per sweep (default 2: processes take turns on the GPU, so more packs side by side do not
+# train faster, they only leave more of them unfinished at the loan's end; docs/speed.md 2026-11-28). BENCH_SECONDS: the benchmark's timing window (default 1).
 # ONLY="SWEEP/VALUE/T ..." in the environment: just those jobs (train_jobs.py --only; one sweep).
 set -uo pipefail
 DEADLINE=${1:?seconds}; shift
@@ -55,7 +56,7 @@ pids=()
 for spec in "${specs[@]}"; do   # each sweep's packs in its own runner, all at once
   sweep=${spec%%:*}; seeds=${spec#*:}
   left=$(( DEADLINE - ($(date +%s) - START) ))
-  python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers ${WORKERS:-8} \
+  python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers ${WORKERS:-2} \
     ${PACK_MODELS:+--pack-models $PACK_MODELS} ${ONLY:+--only $ONLY} --deadline "$left" "${graphs[@]}" > "logs-$sweep.txt" 2>&1 &
   pids+=($!)
 done

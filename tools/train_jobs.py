@@ -12,8 +12,8 @@ Snakemake expects them; back on the project machine, `dvc commit` records them.
     python tools/train_jobs.py --sweeps scale_ctx_size_shared scale_head_shared --workers 12 --deadline 400
     python tools/train_jobs.py --params params.yaml --scale paper --sweeps scale_dh_shared --workers 4
 
-`--only SWEEP/VALUE/T ...` runs just those jobs, in that order (e.g. the costliest on a GPU, the rest
-here); `--seeds 0 1` keeps only the jobs of those seeds.
+`--only SWEEP/VALUE/T ...` runs just those jobs, in that order (a pack where its first job named
+comes; e.g. the costliest on a GPU, the rest here); `--seeds 0 1` keeps only the jobs of those seeds.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="+", metavar="SWEEP/VALUE/T", help="just these jobs, in this order")
     ap.add_argument("--deadline", type=float, default=float("inf"), help="seconds; then stop what runs")
     ap.add_argument("--cuda-graphs", action="store_true", help="packs replay their steps from CUDA graphs")
+    ap.add_argument("--dry-run", action="store_true", help="print the processes in the order they would start")
     args = ap.parse_args()
     params = memcap_params.load(args.params, {"scale": args.scale} if args.scale else {})
     scale = memcap_params.scale_of(params, grid.FAMILY)
@@ -89,12 +90,21 @@ def main() -> None:
     missing = {name for name in missing if not (MLT / "runs" / name).exists()}
     packs = packing.plan({k: v for k, v in sweeps.items() if k in args.sweeps}, missing, per_pack,
                          args.pack_mem_mb or train.get("pack_mem_mb", 60000))
+    if args.only:   # packs too run in the order given: the pack of the first job named first
+        order = {"/".join(map(str, j[:3])): k for k, j in enumerate(jobs)}
+        packs.sort(key=lambda p: min(order["/".join(map(str, j[:3]))] for j in p.jobs))
     in_packs = {name for p in packs for name in p.runs}
     todo = [pack_command(sweeps, p, args.params, args.scale) for p in packs]
     if args.cuda_graphs:
         todo = [([*cmd, "--cuda-graphs"], out) for cmd, out in todo]
     todo += [command(sweeps, j, args.params, args.scale) for j in jobs
              if grid.run_name(sweeps, *j[:3], list(j[3])) in missing - in_packs]
+    if args.dry_run:
+        for cmd, _ in todo:
+            runs = cmd[cmd.index("--runs") + 1:] if "--runs" in cmd else [cmd[cmd.index("--out") + 1]]
+            print(" ".join(str(Path(r).relative_to(MLT / "runs")) for r in runs if r.endswith(".parquet")
+                           and not r.startswith(str(MLT / "attention"))), flush=True)
+        return
     start, procs = time.monotonic(), set()
     print(f"{len(todo)} processes ({len(packs)} packs of {sum(p.models for p in packs)} models, "
           f"{len(todo) - len(packs)} single jobs), {args.workers} at a time, deadline {args.deadline:.0f} s", flush=True)

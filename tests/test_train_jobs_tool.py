@@ -1,0 +1,45 @@
+"""tools/train_jobs.py (a lent GPU's and this CPU's paper runs): the jobs named by --only start in that
+order, packs too, and a job whose run file exists is not trained again."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import REPO
+
+ONLY = ["scale_head/60/130000", "scale_head/60/110000", "scale_head/20/30000", "scale_head/20/50000"]
+
+
+def _plan(root, *args) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run([sys.executable, str(REPO / "tools/train_jobs.py"), "--scale", "paper", "--sweeps",
+                          "scale_head", "--seeds", "0", "1", "--dry-run", *args],
+                         cwd=root, env=env, capture_output=True, text=True, check=True).stdout
+    return [" ".join(p.split("/")[2] + "/" + p.split("/")[3].split("-")[0] for p in line.split())
+            for line in out.splitlines()]
+
+
+def test_packs_start_in_the_order_only_names_their_jobs(tmp_path):
+    shutil.copy(REPO / "params.yaml", tmp_path)
+    assert _plan(tmp_path, "--pack-models", "4", "--only", *ONLY) == ["60/T110000 60/T130000", "20/T30000 20/T50000"]
+    assert _plan(tmp_path, "--pack-models", "4", "--only", *ONLY[2:], *ONLY[:2]) == [
+        "20/T30000 20/T50000", "60/T110000 60/T130000"]
+    assert _plan(tmp_path, "--pack-models", "1", "--only", *ONLY) == ["60/T130000", "60/T110000", "20/T30000", "20/T50000"]
+
+
+def test_a_job_whose_run_file_exists_is_left_out(tmp_path):
+    shutil.copy(REPO / "params.yaml", tmp_path)
+    first = _plan(tmp_path, "--pack-models", "1", "--only", *ONLY)
+    run = tmp_path / "results/mlt_synthetic/runs/paper/scale_head/60" / f"T110000-{_key(tmp_path)}.parquet"
+    run.parent.mkdir(parents=True)
+    run.write_bytes(b"published")
+    assert _plan(tmp_path, "--pack-models", "1", "--only", *ONLY) == [p for p in first if p != "60/T110000"]
+
+
+def _key(root) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run([sys.executable, str(REPO / "tools/train_jobs.py"), "--scale", "paper", "--sweeps",
+                          "scale_head", "--seeds", "0", "1", "--dry-run", "--pack-models", "1", "--only", ONLY[0]],
+                         cwd=root, env=env, capture_output=True, text=True, check=True).stdout
+    return out.split("-")[-1].removesuffix(".parquet\n")
