@@ -344,3 +344,31 @@ def test_cuda_graphs_refuse_a_pack_that_is_not_on_a_cuda_device():
     opt = StackedAdam(list(pack.model.parameters()), 1e-2, [40] * pack.model.num_models, warmup_cosine)
     with pytest.raises(ValueError, match="CUDA graphs need the pack on a CUDA device, not cpu"):
         GraphedStep(lambda i, v, r: None, opt, pack.data.query_rows.device)
+
+
+@pytest.mark.parametrize("context", ["random", "shared"])
+def test_a_cpu_evaluation_in_parts_gives_the_whole_chunks_numbers_bit_for_bit(monkeypatch, context):
+    """A CPU evaluates a chunk in forward passes of CPU_EVAL_ROWS rows (faster: the chunk's buffers
+    stay in cache); loss, accuracy and bits are those of one pass, bit for bit (T = 300: 10 parts)."""
+    import memcap.mlt_synthetic.train as tr
+    data = make_data([0, 1], dataset_size=300, context_size=6, input_dim=16, context=context,
+                     task="classification", num_classes=10)
+    model = MLTAttention([0, 1], 16, 3, 6, out_dim=10)
+    whole = evaluate(model, data, True)
+    monkeypatch.setattr(tr, "CPU_EVAL_ROWS", 32)
+    assert tr._forward_parts(model, 300, torch.device("cpu")) == 10
+    parts = evaluate(model, data, True)
+    assert all(torch.equal(a, b) for a, b in zip(whole, parts))
+
+
+def test_evaluation_parts_keep_the_products_of_the_whole_chunk(monkeypatch):
+    """Rows of a part taking other products than the whole chunk (A_h formed only past d = 64
+    examples) could round otherwise: such a chunk stays one pass; a GPU always takes one."""
+    import memcap.mlt_synthetic.train as tr
+    model = MLTAttention([0], 64, 2, 8, out_dim=10)
+    monkeypatch.setattr(tr, "CPU_EVAL_ROWS", 40)
+    assert model.formulation(33) != model.formulation(100)
+    assert tr._forward_parts(model, 100, torch.device("cpu")) == 1       # parts of 33 rows: other products
+    monkeypatch.setattr(tr, "CPU_EVAL_ROWS", 100)
+    assert tr._forward_parts(model, 1000, torch.device("cpu")) == 10     # parts of 100 rows: the same
+    assert tr._forward_parts(model, 1000, torch.device("cuda")) == 1

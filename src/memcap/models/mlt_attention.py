@@ -196,6 +196,11 @@ class MLTAttention(nn.Module):
         """A_h = W_K^h (W_Q^h)^T of every model and head: (M, H, d, d)."""
         return torch.einsum("mhde,mhfe->mhdf", self.w_k, self.w_q)
 
+    def formulation(self, batch: int) -> tuple[bool, bool]:
+        """The products a batch of this many examples takes (A_h formed, rows left raw): two batch sizes
+        with the same formulation give each example the same numbers."""
+        return self._uses_a(batch), self._folds_embedding(batch)
+
     def _folds_embedding(self, batch: int) -> bool:
         """A context per example, A_h formed: leave its rows raw when that takes fewer multiply-adds,
         forward and backward: it saves their embedding (2·B·n·d²) and its gradient (2·B·H·n·d), and
