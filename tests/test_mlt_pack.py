@@ -108,6 +108,30 @@ def test_one_step_of_a_padded_model_is_its_own_step_to_float32_rounding():
         assert float(g.abs().sum()) == pytest.approx(float(own.abs().sum()), rel=1e-6)   # nothing in the padding
 
 
+class _Killed(Exception):
+    pass
+
+
+def _train_until_killed(jobs, path, at_step: int, **kw) -> list[tuple[int, int]]:
+    """Train the pack, checkpointing at every evaluation, until the first checkpoint at or past
+    `at_step` is saved; then the process 'dies'. Returns (step, models finished) of every checkpoint."""
+    real, seen = checkpoint.save, []
+
+    def save_then_die(p, state, config):
+        real(p, state, config)
+        seen.append((state["step"], len(state["finished"])))
+        if state["step"] >= at_step:
+            raise _Killed
+
+    checkpoint.save = save_then_die
+    try:
+        with pytest.raises(_Killed):
+            train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False, **kw)
+    finally:
+        checkpoint.save = real
+    return seen
+
+
 def test_a_killed_pack_resumes_exactly_with_the_models_it_had_finished(tmp_path):
     """A pack killed after some models finished (T = 20 and 70: 30 steps, T = 150: 37) and resumed from
     its checkpoint ends bit for bit like one never killed; the finished ones are not trained again."""
@@ -115,23 +139,7 @@ def test_a_killed_pack_resumes_exactly_with_the_models_it_had_finished(tmp_path)
     jobs = _jobs(s, [2])
     _, full = train_jobs(jobs, "cpu", progress=False)
     path = tmp_path / "pack.pt"
-    real, seen = checkpoint.save, []
-
-    class Killed(Exception):
-        pass
-
-    def save_then_die(p, state, config):
-        real(p, state, config)
-        seen.append((state["step"], len(state["finished"])))
-        if state["step"] >= 35:
-            raise Killed
-
-    checkpoint.save = save_then_die
-    try:
-        with pytest.raises(Killed):
-            train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False)
-    finally:
-        checkpoint.save = real
+    seen = _train_until_killed(jobs, path, 35)
     assert seen[-1] == (35, 6)                       # the 30-step models had finished
     done = []
     _, resumed = train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False,
@@ -148,24 +156,8 @@ def test_a_killed_pack_resumes_when_its_finished_jobs_are_skipped(tmp_path):
     s = _settings(min_steps=30, eval_every=5)
     jobs = _jobs(s, [2])
     _, full = train_jobs(jobs, "cpu", progress=False)
-    path = tmp_path / "pack.pt"
-    real, written = checkpoint.save, []
-
-    class Killed(Exception):
-        pass
-
-    def save_then_die(p, state, config):
-        real(p, state, config)
-        if state["step"] >= 35:
-            raise Killed
-
-    checkpoint.save = save_then_die
-    try:
-        with pytest.raises(Killed):
-            train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False,
-                       on_job=lambda i, table: written.append(i))
-    finally:
-        checkpoint.save = real
+    path, written = tmp_path / "pack.pt", []
+    _train_until_killed(jobs, path, 35, on_job=lambda i, table: written.append(i))
     assert written and len(written) < len(jobs)
     _, resumed = train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False,
                             skip=set(written))
@@ -182,21 +174,7 @@ def test_a_pack_whose_checkpoint_still_trains_a_skipped_job_starts_afresh(tmp_pa
     s = _settings(min_steps=30, eval_every=5)
     jobs = _jobs(s, [2])
     path = tmp_path / "pack.pt"
-    real = checkpoint.save
-
-    class Killed(Exception):
-        pass
-
-    def save_then_die(p, state, config):
-        real(p, state, config)
-        raise Killed   # the first checkpoint: step 5, nothing finished
-
-    checkpoint.save = save_then_die
-    try:
-        with pytest.raises(Killed):
-            train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False)
-    finally:
-        checkpoint.save = real
+    assert _train_until_killed(jobs, path, 0) == [(5, 0)]   # the first checkpoint: step 5, nothing finished
     _, resumed = train_jobs(jobs, "cpu", checkpoint_path=str(path), checkpoint_every_s=0, progress=False, skip={0})
     assert 0 not in resumed and all(set(t["segments"]) == {1} for t in resumed.values())
 
