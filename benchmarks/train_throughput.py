@@ -13,7 +13,9 @@ Prints, measured now on this machine:
   4. the projected core-hours of every paper sweep (#1-#11, one seed, early stopping ignored), each
      grid point's steps S = max(floor(500 T / 256), min_steps) at the step time measured for its shape,
      and beside them its evaluations (every eval_every steps a forward pass over each model's T rows,
-     memcap.mlt_synthetic.train.evaluate) at the evaluation time measured for that shape.
+     memcap.mlt_synthetic.train.evaluate) at the evaluation time measured for that shape; and the
+     same again with each model trained for the steps its published paper run took (fewer where it
+     stopped early at full memorization; a seed not yet run: its grid point's mean share).
 
   5. on a GPU (--device cuda): model-steps/s by pack size M (models trained as one: the seeds of a grid
      point, or a pack of many grid points, memcap.mlt_synthetic.pack) and H, shared and random contexts,
@@ -36,7 +38,9 @@ import argparse
 import math
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
+import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
@@ -204,7 +208,8 @@ def projection(seconds: float, peak: float, packed: bool) -> None:
     finishes, at a step time interpolated between the pack's full size and one model. Evaluations: at
     step 0, every eval_every steps and at each model's last step, a pass over the largest T among the
     models still training (evaluate chunks every model's rows alike), timed per row likewise. Beside
-    them, the floor: every model's training-step FLOPs x S over the measured sgemm."""
+    them, the floor: every model's training-step FLOPs x S over the measured sgemm. The same sums are
+    then taken with S replaced by the steps each model's published paper run took (early_stopped_steps)."""
     params = memcap_params.load("params.yaml")
     sweeps = grid.resolve(params[grid.FAMILY], "paper")
     peak, gpu = peak * 1e9, DEVICE.type == "cuda"
@@ -251,28 +256,55 @@ def projection(seconds: float, peak: float, packed: bool) -> None:
             start = end
         return steps / 3600, evals / 3600
 
-    how = (f"{len(packs)} packs of up to {train.get('pack_models')} models" if packed
-           else "one grid point (2 seeds) a job, one job at a time")
-    print(f"\npaper grid, all 6 seeds, {how}, early stopping ignored (training + evaluation):")
-    total = total_eval = floor_total = 0.0
-    for i, (sweep, s) in enumerate(sweeps.items(), 1):
+    def sweep_hours(sweep: str, s: dict, steps) -> tuple[float, float, float]:
+        """(training, evaluation, floor) hours of one sweep, each model training steps(job, seed) steps."""
         jobs = [j for j in grid.jobs(sweeps) if j[0] == sweep]
-        floor = sum(len(j[3]) * steps_of(s, j[2]) * train_step_flops(*key_of(s, j[1])) for j in jobs) / peak / 3600
-        hours = eval_hours = 0.0
+        floor = sum(steps(j, seed) * train_step_flops(*key_of(s, j[1])) for j in jobs for seed in j[3]) / peak / 3600
         mine = [p for p in packs if p.sweep == sweep]
         packed = {j for p in mine for j in p.jobs}
-        units = [(key_of(s, max(j[1] for j in p.jobs)), [(steps_of(s, j[2]), j[2]) for j in p.jobs for _ in j[3]])
+        units = [(key_of(s, max(j[1] for j in p.jobs)), [(steps(j, seed), j[2]) for j in p.jobs for seed in j[3]])
                  for p in mine]
-        units += [(key_of(s, j[1]), [(steps_of(s, j[2]), j[2])] * len(j[3])) for j in jobs if j not in packed]
-        for key, members in units:   # a pack, or one job alone (its seeds train together)
-            h, e = hours_of(s, key, members)
-            hours, eval_hours = hours + h, eval_hours + e
-        total, total_eval, floor_total = total + hours, total_eval + eval_hours, floor_total + floor
-        print(f"  #{i:<2} {sweep:30s} {len(jobs):4d} jobs {len(mine):3d} packs {hours:8.2f} + {eval_hours:5.2f} {unit}"
-              f"   floor {floor:6.3f} (x{hours / floor:.0f})", flush=True)
-    print(f"  whole grid, 6 seeds: {total:.1f} {unit} training + {total_eval:.1f} evaluation = "
-          f"{total + total_eval:.1f}; floor (training FLOPs / sgemm) {floor_total:.2f}: "
-          f"training x{total / floor_total:.1f} the floor", flush=True)
+        units += [(key_of(s, j[1]), [(steps(j, seed), j[2]) for seed in j[3]]) for j in jobs if j not in packed]
+        hours = [hours_of(s, key, members) for key, members in units]   # a pack, or one job (its seeds together)
+        return sum(h for h, _ in hours), sum(e for _, e in hours), floor
+
+    ran = measured_steps()
+    how = (f"{len(packs)} packs of up to {train.get('pack_models')} models" if packed
+           else "one grid point (2 seeds) a job, one job at a time")
+    print(f"\npaper grid, all 6 seeds, {how} (training + evaluation); early stopping ignored, and beside it "
+          f"as the {len(ran)} published paper runs stopped (a seed not run: its grid point's mean share):")
+    total, stopped = [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]
+    for i, (sweep, s) in enumerate(sweeps.items(), 1):
+        planned = sweep_hours(sweep, s, lambda j, seed: steps_of(s, j[2]))
+        early = sweep_hours(sweep, s, lambda j, seed: early_stopped_steps(ran, j, seed, steps_of(s, j[2])))
+        total, stopped = [a + b for a, b in zip(total, planned)], [a + b for a, b in zip(stopped, early)]
+        hours, eval_hours, floor = planned
+        print(f"  #{i:<2} {sweep:30s} {sum(j[0] == sweep for j in grid.jobs(sweeps)):4d} jobs "
+              f"{sum(p.sweep == sweep for p in packs):3d} packs {hours:8.2f} + {eval_hours:5.2f} {unit}"
+              f"   floor {floor:6.3f} (x{hours / floor:.0f})   as stopped {early[0]:8.2f} + {early[1]:5.2f}", flush=True)
+    for what, (hours, eval_hours, floor) in (("early stopping ignored", total), ("as the runs stopped", stopped)):
+        print(f"  whole grid, 6 seeds, {what}: {hours:.1f} {unit} training + {eval_hours:.1f} evaluation = "
+              f"{hours + eval_hours:.1f}; floor (training FLOPs / sgemm) {floor:.2f}: "
+              f"training x{hours / floor:.1f} the floor", flush=True)
+
+
+def measured_steps(runs: str = "results/mlt_synthetic/runs/paper") -> dict[tuple, tuple[int, int]]:
+    """(steps_run, steps_planned) of each published paper run by (sweep, value, T, seed); steps_run is
+    fewer than planned where the run stopped early."""
+    cols = ["sweep", "x", "dataset_size", "seed", "steps_run", "steps_planned"]
+    files = sorted(Path(runs).glob("*/*/*.parquet"))
+    rows = pd.concat([pd.read_parquet(f, columns=cols) for f in files]) if files else pd.DataFrame(columns=cols)
+    return {(sw, x, T, seed): (run, plan) for sw, x, T, seed, run, plan in rows.itertuples(index=False)}
+
+
+def early_stopped_steps(ran: dict[tuple, tuple[int, int]], job: tuple, seed: int, planned: int) -> int:
+    """The steps this seed of the job trained if it was run; else its grid point's mean share of the
+    planned steps over the seeds that were; else all `planned` (early stopping unknown: ignored)."""
+    point = job[:3]
+    if (*point, seed) in ran:
+        return int(ran[(*point, seed)][0])
+    shares = [run / plan for key, (run, plan) in ran.items() if key[:3] == point]
+    return round(planned * sum(shares) / len(shares)) if shares else planned
 
 
 def pack_sizes(seconds: float, peak: float) -> None:
