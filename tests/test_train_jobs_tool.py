@@ -1,12 +1,15 @@
 """tools/train_jobs.py (a lent GPU's and this CPU's paper runs): the jobs named by --only start in that
 order, packs too, and a job whose run file exists is not trained again."""
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 
 from conftest import REPO
+from memcap import params as memcap_params
+from memcap.mlt_synthetic import grid, packing
 
 ONLY = ["scale_head/60/130000", "scale_head/60/110000", "scale_head/20/30000", "scale_head/20/50000"]
 
@@ -43,3 +46,18 @@ def _key(root) -> str:
                           "scale_head", "--seeds", "0", "1", "--dry-run", "--pack-models", "1", "--only", ONLY[0]],
                          cwd=root, env=env, capture_output=True, text=True, check=True).stdout
     return out.split("-")[-1].removesuffix(".parquet\n")
+
+
+def test_threads_reach_every_process():
+    """--threads N (the last big job of a run on both cores) is what each job's and pack's command gets."""
+    spec = importlib.util.spec_from_file_location("train_jobs", REPO / "tools/train_jobs.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    sweeps = grid.resolve(memcap_params.load(str(REPO / "params.yaml"), {"scale": "paper"})[grid.FAMILY], "paper")
+    jobs = [j for j in grid.jobs(sweeps) if j[:2] == ("scale_head", 60)][:2]   # one shape: one pack
+    names = {grid.run_name(sweeps, *j[:3], list(j[3])) for j in jobs}
+    pack = packing.plan({"scale_head": sweeps["scale_head"]}, names, 4, 60000)[0]   # 2 jobs of 2 seeds
+    for threads in (1, 2):
+        single, _ = tool.command(sweeps, jobs[0], "params.yaml", "paper", threads)
+        packed, _ = tool.pack_command(sweeps, pack, "params.yaml", "paper", threads)
+        assert single[single.index("--threads") + 1] == packed[packed.index("--threads") + 1] == str(threads)
