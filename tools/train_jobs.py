@@ -119,7 +119,7 @@ def main() -> None:
             return f"not started {out}"
         log = Path("logs/train_jobs") / out.relative_to(MLT).with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "w") as fh:
+        with open(log, "a") as fh:   # a resumed job keeps the log of its earlier segments
             p = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
             procs.add(p)
             try:
