@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 from conftest import REPO
 from memcap import params as memcap_params
@@ -61,3 +62,47 @@ def test_threads_reach_every_process():
         single, _ = tool.command(sweeps, jobs[0], "params.yaml", "paper", threads)
         packed, _ = tool.pack_command(sweeps, pack, "params.yaml", "paper", threads)
         assert single[single.index("--threads") + 1] == packed[packed.index("--threads") + 1] == str(threads)
+
+
+CHILD = """import pathlib, signal, sys, time
+def saved(*_):   # what a trainer does on SIGTERM: save its checkpoint, exit as killed
+    pathlib.Path(sys.argv[1]).write_text("checkpoint")
+    sys.exit(143)
+signal.signal(signal.SIGTERM, saved)
+print("training", flush=True)
+time.sleep(120)
+"""
+
+TOOL = """import importlib.util, sys
+from pathlib import Path
+spec = importlib.util.spec_from_file_location("train_jobs", sys.argv[1])
+tool = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tool)
+todo = [([sys.executable, "-c", sys.argv[2], f"saved{k}"], tool.MLT / "runs" / f"job{k}.parquet") for k in (1, 2)]
+tool.run_all(todo, workers=1, deadline=float(sys.argv[3]))
+"""
+
+
+def _run_tool(tmp_path, deadline: float, sigterm: bool) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    tool = subprocess.Popen([sys.executable, "-c", TOOL, str(REPO / "tools/train_jobs.py"), CHILD, str(deadline)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    log = tmp_path / "logs/train_jobs/runs/job1.log"
+    for _ in range(600):   # until the first job trains
+        if log.exists() and "training" in log.read_text():
+            break
+        time.sleep(0.05)
+    if sigterm:
+        tool.terminate()
+    return tool.communicate(timeout=60)[0]
+
+
+def test_sigterm_to_the_tool_stops_its_jobs_as_the_deadline_would(tmp_path):
+    """`kill` of the tool reaches its running job, which saves its checkpoint (no orphan left training);
+    the jobs not started stay so. At the deadline the same happens without a signal."""
+    out = _run_tool(tmp_path, deadline=600, sigterm=True)
+    assert (tmp_path / "saved1").read_text() == "checkpoint"
+    assert "rc=143" in out and "not started" in out and not (tmp_path / "saved2").exists(), out
+    (tmp_path / "deadline").mkdir()
+    out = _run_tool(tmp_path / "deadline", deadline=3, sigterm=False)
+    assert (tmp_path / "deadline/saved1").exists() and "rc=143" in out and "not started" in out, out

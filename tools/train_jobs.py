@@ -2,9 +2,9 @@
 
 Lists the active preset's jobs (memcap.mlt_synthetic.grid.jobs), keeps those of the named sweeps whose
 run file is missing, and runs them with the rules' own commands, `--workers` at a time, until every
-job is done or `--deadline` seconds have passed; a job still running then is stopped by SIGTERM and
-keeps its checkpoint, from which the pipeline (or this tool again) resumes it. With `--pack-models N`
-(default: the scale's `resources` pack_models) the missing jobs train in packs as the rule
+job is done or `--deadline` seconds have passed (or the tool gets SIGTERM); a job still running then is
+stopped by SIGTERM and keeps its checkpoint, from which the pipeline (or this tool again) resumes it.
+With `--pack-models N` (default: the scale's `resources` pack_models) the missing jobs train in packs as the rule
 `mlt_train_pack` would (memcap.mlt_synthetic.packing plans them; `memcap mlt_synthetic train-pack`),
 else one job a grid point (`memcap mlt_synthetic train ... --settings-key`). The files land where
 Snakemake expects them; back on the project machine, `dvc commit` records them.
@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -109,21 +111,38 @@ def main() -> None:
             print(" ".join(str(Path(r).relative_to(MLT / "runs")) for r in runs if r.endswith(".parquet")
                            and not r.startswith(str(MLT / "attention"))), flush=True)
         return
-    start, procs = time.monotonic(), set()
     print(f"{len(todo)} processes ({len(packs)} packs of {sum(p.models for p in packs)} models, "
           f"{len(todo) - len(packs)} single jobs), {args.workers} at a time, deadline {args.deadline:.0f} s", flush=True)
+    run_all(todo, args.workers, args.deadline)
+
+
+def run_all(todo: list[tuple[list[str], Path]], workers: int, deadline: float) -> list[str]:
+    """Run the commands `workers` at a time until `deadline` seconds, then SIGTERM what runs (each job saves
+    its checkpoint). A SIGTERM to this tool does the same at once: killing only the tool would leave its
+    jobs running as orphans, which a rerun would then train twice into the same checkpoint."""
+    start, procs, stop = time.monotonic(), set(), threading.Event()
+
+    def on_sigterm(signum, frame) -> None:
+        stop.set()
+        for p in list(procs):
+            p.terminate()
+
+    signal.signal(signal.SIGTERM, on_sigterm)
 
     def run(item) -> str:
         cmd, out = item
-        if time.monotonic() - start > args.deadline:
+        if stop.is_set() or time.monotonic() - start > deadline:
+            print(f"not started {out}", flush=True)
             return f"not started {out}"
         log = Path("logs/train_jobs") / out.relative_to(MLT).with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "a") as fh:   # a resumed job keeps the log of its earlier segments
             p = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
             procs.add(p)
+            if stop.is_set():   # the signal came while this one was starting
+                p.terminate()
             try:
-                rc = p.wait(timeout=max(1.0, args.deadline - (time.monotonic() - start)))
+                rc = p.wait(timeout=max(1.0, deadline - (time.monotonic() - start)))
             except subprocess.TimeoutExpired:
                 p.terminate()
                 rc = p.wait()
@@ -131,10 +150,11 @@ def main() -> None:
         print(f"[{t:6.0f} s] rc={rc} {out}", flush=True)
         return f"rc={rc} {out}"
 
-    with ThreadPoolExecutor(args.workers) as pool:
+    with ThreadPoolExecutor(workers) as pool:
         done = list(pool.map(run, todo))
     print(f"{sum(d.startswith('rc=0') for d in done)} of {len(todo)} jobs finished in "
           f"{time.monotonic() - start:.0f} s", flush=True)
+    return done
 
 
 if __name__ == "__main__":
