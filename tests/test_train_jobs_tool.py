@@ -74,7 +74,6 @@ time.sleep(120)
 """
 
 TOOL = """import importlib.util, sys
-from pathlib import Path
 spec = importlib.util.spec_from_file_location("train_jobs", sys.argv[1])
 tool = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tool)
