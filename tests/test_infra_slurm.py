@@ -6,13 +6,14 @@ time, and `SNAKEMAKE_PROFILE=... dvc repro`. Skipped where no SLURM answers."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pandas as pd
 import pytest
 
 import infra_helpers as ih
-from conftest import BIN, Project
+from conftest import BIN, REPO, Project
 from infra_helpers import slurm  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
@@ -157,3 +158,14 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
     # a job given a (fake) GPU by SLURM with a CPU-only torch stops with the reason, not on the CPU
     assert "this job was given a GPU" in out and "CPU-only build" in out, out[-3000:]
     assert ".snakemake/slurm_logs/rule_mlt_train/" in out
+
+
+def test_slurm_up_on_a_bare_path_finds_the_running_cluster(slurm):
+    """`make test` in a clean environment (env -i: no sbin on PATH) must find the installed daemons,
+    not reinstall them, and start munged with runuser when it is down."""
+    if os.geteuid() != 0:
+        pytest.skip("tools/slurm-up.sh needs root")
+    proc = subprocess.run(["bash", str(REPO / "tools/slurm-up.sh")], capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")})
+    assert proc.returncode == 0, proc.stderr
+    assert "installing" not in proc.stderr

@@ -16,6 +16,8 @@
 #   - munged must run as the munge user.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+# The daemons and runuser live in sbin, which a bare PATH (env -i, cron, some CI runners) leaves out.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 [ "$(id -u)" -eq 0 ] || { echo "slurm-up: run as root (sudo bash tools/slurm-up.sh)" >&2; exit 1; }
 
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null \
