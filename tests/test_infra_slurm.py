@@ -161,8 +161,8 @@ def test_snakemake_profile_slurm_two_families(slurm, project, background, tmp_pa
 
 
 def test_slurm_up_on_a_bare_path_finds_the_running_cluster(slurm):
-    """`make test` in a clean environment (env -i: no sbin on PATH) must find the installed daemons,
-    not reinstall them, and start munged with runuser when it is down."""
+    """`make test` in a clean environment (env -i: no sbin on PATH) must find the installed daemons, not
+    reinstall them (with SLURM down it then needs sbin's runuser: a fresh machine's `make test` runs that)."""
     if os.geteuid() != 0:
         pytest.skip("tools/slurm-up.sh needs root")
     proc = subprocess.run(["bash", str(REPO / "tools/slurm-up.sh")], capture_output=True, text=True, timeout=300,
