@@ -15,7 +15,8 @@
 # checkpoints/mlt_synthetic/finished until the pack is done; the tarball holds them). WORKERS=N processes
 # side by side per sweep (default 2: processes take turns on the GPU, so more packs side by side do not
 # train faster, they only leave more of them unfinished at the loan's end; docs/speed.md 2026-11-28). BENCH_SECONDS: the benchmark's timing window (default 1).
-# ONLY="SWEEP/VALUE/T ..." in the environment: just those jobs (train_jobs.py --only; one sweep).
+# ONLY="SWEEP/VALUE/T ..." in the environment: just those jobs of their sweeps (train_jobs.py --only); a
+# sweep that ONLY does not name trains all its missing jobs beside them.
 set -uo pipefail
 DEADLINE=${1:?seconds}; shift
 BENCH=1
@@ -55,9 +56,10 @@ echo "packs step ${graphs[*]:-eagerly}: ${specs[*]}"
 pids=()
 for spec in "${specs[@]}"; do   # each sweep's packs in its own runner, all at once
   sweep=${spec%%:*}; seeds=${spec#*:}
+  only=""; for job in ${ONLY:-}; do [ "${job%%/*}" = "$sweep" ] && only+=" $job"; done
   left=$(( DEADLINE - ($(date +%s) - START) ))
   python3 tools/train_jobs.py --scale paper --sweeps "$sweep" --seeds ${seeds//,/ } --workers ${WORKERS:-2} \
-    ${PACK_MODELS:+--pack-models $PACK_MODELS} ${ONLY:+--only $ONLY} --deadline "$left" "${graphs[@]}" > "logs-$sweep.txt" 2>&1 &
+    ${PACK_MODELS:+--pack-models $PACK_MODELS} ${only:+--only $only} --deadline "$left" "${graphs[@]}" > "logs-$sweep.txt" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
