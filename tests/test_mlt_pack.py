@@ -18,7 +18,7 @@ from memcap import checkpoint
 from memcap.mlt_synthetic import grid, packing
 from memcap.mlt_synthetic.batches import BatchStream
 from memcap.mlt_synthetic.pack import Job, build
-from memcap.mlt_synthetic.train import TrainConfig, train, train_jobs, train_point
+from memcap.mlt_synthetic.train import TrainConfig, stack_rows, train, train_jobs, train_point
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_shared_grad import shared_context_grads
 
@@ -166,6 +166,20 @@ def test_a_killed_pack_resumes_when_its_finished_jobs_are_skipped(tmp_path):
         cols = [c for c in full[i].columns if c not in ("wall_time_s", "segments")]
         assert resumed[i][cols].equals(full[i][cols]), i
         assert set(resumed[i]["segments"]) == {2}, i   # resumed, not trained afresh
+
+
+def test_a_resumed_pack_gathers_its_members_best_states_onto_its_own_device():
+    """On a GPU, a member finished before a resume has its best parameters from the checkpoint, on the
+    CPU, the others on the GPU: the pack's final state is gathered on the pack's device (a lent H200's
+    resumed pack failed at its end here). 'meta' stands in for the GPU: a CPU and a meta tensor in one
+    torch.cat raise the same error as a CPU and a cuda tensor."""
+    from_checkpoint, on_device = {"w": torch.ones(1, 3)}, {"w": torch.zeros(1, 3, device="meta")}
+    with pytest.raises(RuntimeError, match="device"):
+        torch.cat([from_checkpoint["w"], on_device["w"]])
+    state = stack_rows([from_checkpoint, on_device, from_checkpoint], torch.device("meta"))
+    assert state["w"].device.type == "meta" and state["w"].shape == (3, 3)
+    on_cpu = stack_rows([from_checkpoint, {"w": torch.zeros(1, 3)}], torch.device("cpu"))
+    assert on_cpu["w"].tolist() == [[1.0] * 3, [0.0] * 3]      # each model's row, in order
 
 
 def test_a_pack_whose_checkpoint_still_trains_a_skipped_job_starts_afresh(tmp_path):

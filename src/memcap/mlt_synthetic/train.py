@@ -216,6 +216,13 @@ class _Best:
                 "done_at": self.done_at, "state": self.state}
 
 
+def stack_rows(rows: list[dict[str, torch.Tensor]], device: torch.device) -> dict[str, torch.Tensor]:
+    """One state of M models from one row per model, each row moved to `device` first: a member that
+    finished before a resume has its best parameters from the checkpoint, on the CPU, while the pack
+    trains on the GPU."""
+    return {k: torch.cat([row[k].to(device) for row in rows]) for k in rows[0]}
+
+
 def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig, classification: bool,
           checkpoint_path: str | None = None, progress: bool = True, desc: str = "train",
           on_finish: Callable[[dict[int, RunResult]], None] | None = None, skip: set[int] = frozenset(),
@@ -359,8 +366,7 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
               best_loss=sum(r.mem_loss for r in results if r) / max(1, len(finished)))
 
     # The model now holds each model's best parameters (a skipped or failed one: the first's, unused).
-    best_state = {k: torch.cat([finished[m][1][k] if m in finished else first_params[k] for m in range(M)]).to(device)
-                  for k in first_params}
+    best_state = stack_rows([finished[m][1] if m in finished else first_params for m in range(M)], device)
     model.restore(best_state, full_shapes, full_mask)
     if failed:
         raise TrainingFailed(f"seeds {[seeds[m] for m in sorted(failed)]}: training ended no better than the "
