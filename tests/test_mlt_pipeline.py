@@ -93,9 +93,11 @@ def test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_t
 
 def test_a_changed_why_rebuilds_what_shows_it_and_trains_nothing(restored):
     """A stand-in's `why` is in the runs table, the summary, the figures' titles and the scorecard: on
-    the published results, changing it plans the aggregate and all that reads it (not one run), and the
-    plan carries the new words. (Before, Snakemake saw nothing to do and the old words stayed.)"""
-    restored.edit_params(lambda p: p["mlt_synthetic"]["published"]["sweeps"]["scale_head"].update(why="my own reason"))
+    the published results, taking Fig 4 left from quick again (its quick runs are still among the
+    published runs) with a `why` plans the aggregate and all that reads it (not one run), and the plan
+    carries the words. (Before, Snakemake saw nothing to do and the old words stayed.)"""
+    restored.edit_params(lambda p: p["mlt_synthetic"]["published"]["sweeps"].update(
+        scale_head={"from": "quick", "why": "my own reason"}))
     dry = restored.snakemake("-n", "all", env=ih.code_env(restored.root)).stdout
     assert "rule mlt_aggregate:" in dry and "my own reason" in dry, dry[-3000:]
     assert "rule mlt_figures:" in dry and "rule report_scorecard:" in dry
