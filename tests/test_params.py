@@ -70,8 +70,8 @@ def test_paper_preset_has_the_342_runs_per_seed_of_the_original():
     paper = grid.resolve(PARAMS["mlt_synthetic"], "paper")
     assert len(grid.grid_points(paper)) == 342 and len(grid.jobs(paper)) == 3 * 342   # 2 seeds a job
     assert PARAMS["mlt_synthetic"]["paper"]["seeds"] == list(range(6))
-    # the published preset: Figs 2a, 2b, 2c, 3, 4 right and 5 at the paper's settings (seeds 0, 1; Figs 2a
-    # and 5 0-3, Figs 2b, 2c and 3 all six: their label is the paper's without a seed count), Fig 4 too
+    # the published preset: every figure at the paper's settings (Fig 4 seeds 0, 1; Figs 2a and 5 0-3;
+    # Figs 2b, 2c and 3 all six: their label is the paper's without a seed count)
     published = grid.resolve(PARAMS["mlt_synthetic"], "published")
     at_paper = sorted(k for k, s in published.items() if s["preset"] == "paper")
     assert at_paper == ["head_saturation_h4", "head_saturation_h8", "regress_scale_ctx_size_shared",
