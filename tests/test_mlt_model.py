@@ -3,7 +3,9 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
 
+from memcap.models import mlt_work
 from memcap.models.mlt_attention import MLTAttention, sinusoidal_pe
 from memcap.models.mlt_reference import ReferenceMLTAttention
 from memcap.tasks.mlt_data import make_data
@@ -77,6 +79,36 @@ def test_a_context_per_example_stays_raw_where_that_takes_fewer_multiply_adds():
         return MLTAttention([0], 64, H, n, head_dim=dh)._folds_embedding(256)
     assert raw(1) and raw(20) and raw(30) and raw(20, n=60)
     assert not raw(60) and not raw(20, n=1) and not raw(20, dh=8)
+
+
+@pytest.mark.parametrize("context", ["shared", "random"])
+@pytest.mark.parametrize("H, n, dh", [(1, 32, 64), (20, 32, 64), (60, 32, 64), (20, 1, 64), (20, 60, 64), (30, 32, 10)])
+def test_the_work_count_is_what_the_model_multiplies(context, H, n, dh):
+    """mlt_work.example_work (the packs' padding cost) against torch's count of the forward pass's
+    products, in whichever order the model takes them (raw rows or embedded, A_h formed or not): within
+    0.5% (the count adds the head outputs' H·n elementwise products, which torch does not count)."""
+    model = MLTAttention([0], input_dim=64, heads=H, context_size=n, head_dim=dh, out_dim=100)
+    assert mlt_work.example_work(64, H, n, dh, 100, context == "random", 256) == \
+        pytest.approx(_forward_multiply_adds(model, context, 256), rel=5e-3)
+
+
+def test_the_work_count_tells_the_model_s_orders_of_products_apart(monkeypatch):
+    """The comparison above fails when the count assumes another order than the model takes: the
+    random-context rows counted as embedded while the model leaves them raw (H = 20, n = 32)."""
+    model = MLTAttention([0], input_dim=64, heads=20, context_size=32, out_dim=100)
+    assert model._folds_embedding(256)
+    torch_count = _forward_multiply_adds(model, "random", 256)
+    monkeypatch.setattr(mlt_work, "folds_embedding", lambda *a: False)
+    assert mlt_work.example_work(64, 20, 32, 64, 100, True, 256) != pytest.approx(torch_count, rel=5e-3)
+
+
+def _forward_multiply_adds(model: MLTAttention, context: str, B: int) -> float:
+    d, n = model.input_dim, model.context_size
+    q = torch.rand(1, B, d)
+    c = torch.rand(1, n, d) if context == "shared" else torch.rand(1, B, n, d)
+    with FlopCounterMode(display=False) as count, torch.no_grad():
+        model(q, c)
+    return count.get_total_flops() / 2 / B
 
 
 def test_query_never_attends_to_itself():

@@ -10,6 +10,7 @@ here they stay far below RTOL, while a model trained with any other setting is f
 """
 
 import math
+import tracemalloc
 
 import pytest
 import torch
@@ -21,6 +22,7 @@ from memcap.mlt_synthetic.pack import Job, build
 from memcap.mlt_synthetic.train import TrainConfig, stack_rows, train, train_jobs, train_point
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_shared_grad import shared_context_grads
+from memcap.tasks.mlt_data import make_data, make_pack_data, stack
 
 RTOL = 1e-4
 DISCRETE = ["seed", "dataset_size", "best_step", "steps_run", "steps_planned", "early_stopped", "param_count"]
@@ -230,6 +232,52 @@ def test_the_first_grid_point_alone_is_what_it_always_was():
     assert [r.mem_loss for r in res] == runs.mem_loss.tolist()
     assert [r.best_step for r in res] == runs.best_step.tolist()
     assert all(math.isfinite(r.mem_loss) for r in res)
+
+
+_DRAWS = [(0, 20, 3), (1, 20, 3), (0, 70, 3), (2, 70, 5), (0, 150, 3), (0, 70, 5)]   # (seed, T, n) a model
+
+
+def _rows(data, m: int, T: int):
+    return data.select([m]).batch(torch.arange(T)[None])
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_a_packs_random_contexts_are_stored_once_for_every_T_of_a_seed(task):
+    """One seed's random contexts at T = 20, 70, 150 (one n) are the first rows of one draw: stored once
+    at the largest T; each model still reads exactly the queries, contexts and labels it draws alone
+    (contexts padded with zero tokens to the pack's n)."""
+    pack = make_pack_data(_DRAWS, 8, "random", task, 10)
+    assert pack.context_rows.shape == (150 + 20 + 70 + 70, 5, 8)   # (0, 3) at 150; (1, 3); (2, 5); (0, 5)
+    for m, (seed, T, n) in enumerate(_DRAWS):
+        alone = stack([make_data([seed], T, n, 8, "random", task, 10)], 5)
+        assert all(torch.equal(a, b) for a, b in zip(_rows(pack, m, T), _rows(alone, 0, T))), (seed, T, n)
+
+
+def test_the_comparison_with_a_models_own_draws_can_fail():
+    """Seed 0 at T = 70 reads the contexts of seed 0 at T = 150 but not its queries: those follow each
+    T's own contexts in the stream."""
+    pack = make_pack_data(_DRAWS, 8, "random", "classification", 10)
+    longer = stack([make_data([0], 150, 3, 8, "random", "classification", 10)], 5)
+    q, c, _ = _rows(pack, 2, 70)
+    q150, c150, _ = longer.batch(torch.arange(70)[None])
+    assert torch.equal(c, c150) and not torch.equal(q, q150)
+
+
+def test_a_packs_data_take_the_memory_planned_for_them():
+    """make_pack_data's host peak is within pack_data_bytes (what a pack's job asks for), which counts a
+    seed's shared contexts once: less than the models' data alone."""
+    settings = {"task": "regression", "context": "random", "vary": "context_size", "input_dim": 16,
+                "heads": 2, "context_size": 8, "head_dim": None, "num_classes": 100}
+    draws = [(0, 9000, 8), (0, 3000, 8), (1, 9000, 8), (1, 6000, 4)]
+    tracemalloc.start()
+    data = make_pack_data(draws, 16, "random", "regression")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    held = sum(t.numel() * t.element_size() for t in (data.query_rows, data.context_rows, data.label_rows))
+    planned = grid.pack_data_bytes(settings, [(n, T, seed) for seed, T, n in draws], 8)
+    assert data.context_rows.shape[0] == 9000 + 9000 + 6000 and held <= peak <= planned
+    alone = sum(grid.pack_data_bytes(settings, [(n, T, seed)], 8) for seed, T, n in draws)
+    assert planned < alone - 4 * 3000 * 8 * 16     # seed 0's T = 3000 contexts are not counted again
 
 
 # ---- planning (torch-free, what Snakemake runs) -------------------------------------------------------

@@ -24,6 +24,7 @@ SATURATION_ACC = 0.99
 # Rows of a dataset drawn at a time (memcap.tasks.mlt_data): the only scratch memory beside the data.
 CHUNK_ROWS = 4096
 EVAL_BATCH = 8192   # examples per evaluation forward pass (memcap.mlt_synthetic.train.TrainConfig)
+EVAL_BYTES = 2 << 30   # device memory an evaluation chunk may take: a large pack evaluates in slices
 
 
 # Keys of a resolved sweep that say where its settings come from or how its jobs are cut, not what a
@@ -135,12 +136,28 @@ def data_bytes(settings: dict, value: int, T: int) -> int:
     (memcap.tasks.mlt_data), plus one chunk of float64 draws and, for random contexts, the contexts an
     evaluation batch gathers with the keys and values computed from them."""
     # the seeds of one job: a seed group (every group has at most the first's size)
-    shp, d, M = shape(settings, value), settings["input_dim"], len(seed_groups(settings)[0])
-    n, classification = shp["context_size"], settings["task"] == "classification"
-    contexts = n * d if settings["context"] == "shared" else T * n * d
-    data = M * (4 * (T * d + contexts) + (8 if classification else 4) * T)
+    return pack_data_bytes(settings, [(value, T, seed) for seed in seed_groups(settings)[0]], value)
+
+
+def pack_data_bytes(settings: dict, models: list[tuple[int, int, int]], top: int) -> int:
+    """Host memory of the data of these models ((value, T, seed) each) with contexts padded to the shape
+    of value `top` (a pack's largest), as data_bytes; a seed's random contexts of one n are stored
+    once, at its largest T (memcap.tasks.mlt_data.make_pack_data), and an evaluation gathers at most
+    EVAL_BYTES of contexts at a time (a large pack evaluates its models in slices)."""
+    d, n = settings["input_dim"], shape(settings, top)["context_size"]
+    label = 8 if settings["task"] == "classification" else 4
+    data = sum(4 * T * d + label * T for _, T, _ in models)
+    if settings["context"] == "shared":
+        data += 4 * len(models) * n * d
+    else:
+        largest = {}
+        for value, T, seed in models:
+            own = (seed, shape(settings, value)["context_size"])
+            largest[own] = max(T, largest.get(own, 0))
+        data += 4 * n * d * sum(largest.values())
     scratch = 8 * CHUNK_ROWS * max(n * d, settings["num_classes"])
-    gathered = 0 if settings["context"] == "shared" else 3 * 4 * M * min(EVAL_BATCH, T) * n * d
+    one = 3 * 4 * min(EVAL_BATCH, max(T for _, T, _ in models)) * n * d   # a model's gathered contexts
+    gathered = 0 if settings["context"] == "shared" else min(len(models) * one, max(EVAL_BYTES, one))
     return data + scratch + gathered
 
 

@@ -23,7 +23,7 @@ import torch
 from memcap.mlt_synthetic.grid import shape
 from memcap.mlt_synthetic.schedule import mlt_num_steps
 from memcap.models.mlt_attention import MLTAttention, param_count
-from memcap.tasks.mlt_data import MLTData, make_data, stack
+from memcap.tasks.mlt_data import MLTData, make_data, make_pack_data, stack
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def build(jobs: list[Job], device) -> Pack:
         raise ValueError(f"a pack's jobs must share {differ} (one sweep's settings)")
     classification = s["task"] == "classification"
     order = sorted(range(len(jobs)), key=lambda i: (jobs[i].steps, i))   # one Adam group per S
-    models, datasets, seeds, positions = [], [], [], [None] * len(jobs)
+    models, draws, seeds, positions = [], [], [], [None] * len(jobs)
     for i in order:
         job, shp = jobs[i], shape(jobs[i].settings, jobs[i].value)
         positions[i] = list(range(len(seeds), len(seeds) + len(job.seeds)))
@@ -71,11 +71,13 @@ def build(jobs: list[Job], device) -> Pack:
         models.append(MLTAttention(job.seeds, input_dim=s["input_dim"], heads=shp["heads"],
                                    context_size=shp["context_size"], head_dim=shp["head_dim"],
                                    out_dim=s["num_classes"] if classification else 1))
-        datasets.append(make_data(job.seeds, dataset_size=job.T, context_size=shp["context_size"],
-                                  input_dim=s["input_dim"], context=s["context"], task=s["task"],
-                                  num_classes=s["num_classes"]))
+        draws += [(seed, job.T, shp["context_size"]) for seed in job.seeds]
     model = models[0] if len(models) == 1 else MLTAttention.stack(models)
-    data = datasets[0] if len(datasets) == 1 else stack(datasets)
+    if len(jobs) == 1:   # one job: its data as a job alone draws them
+        data = make_data(jobs[0].seeds, dataset_size=jobs[0].T, context_size=draws[0][2], input_dim=s["input_dim"],
+                         context=s["context"], task=s["task"], num_classes=s["num_classes"])
+    else:                # a pack: a seed's random contexts stored once for all its T (make_pack_data)
+        data = make_pack_data(draws, s["input_dim"], s["context"], s["task"], s["num_classes"])
     return Pack(model.to(device), data.to(device), seeds, positions)
 
 

@@ -5,11 +5,13 @@ jobs' run files under their usual names, so a run is the same file whether it tr
 pack. Packs are planned from the jobs whose run file is missing when the run starts: a run that exists
 is never in a pack, so no pack retrains it or, as Snakemake removes a job's outputs before running it,
 deletes it. `resources.<scale>.train.pack_models` (models per pack; 0 or 1: one job a grid point, as the
-CPU presets) and `pack_mem_mb` (the data of a pack, which a GPU holds whole) size the packs.
+CPU presets) and `pack_mem_mb` (the data of a pack, which a GPU holds whole; a seed's random contexts are stored
+once for all its T: grid.pack_data_bytes) size the packs.
 
 Within a sweep, jobs are taken in order of the varied value (the shape) then T, and a pack closes when it would
 exceed either size, or when padding every model to the pack's largest shape would cost more than
-PADDING_SLACK times the models' own work (MLTAttention.stack pads heads, head size and context).
+PADDING_SLACK times the models' own multiply-adds (MLTAttention.stack pads heads, head size and
+context; memcap.models.mlt_work counts them as the model takes its products).
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memcap.mlt_synthetic import grid
+from memcap.models import mlt_work
 
-PADDING_SLACK = 2.0   # a pack may do at most twice its models' own arithmetic: a GPU step of a few
-                      # hundred small models is bound by kernel launches, not arithmetic (docs/speed.md)
+PADDING_SLACK = 1.5   # a pack may do at most 1.5 times its models' own multiply-adds: larger packs run
+                      # more model-steps/s, padded ones more work a model (docs/speed.md: 1.4-2 estimated
+                      # alike, 1.5 the least, on an H200's measured step times)
 
 
 @dataclass(frozen=True)
@@ -63,14 +67,12 @@ def attention_arg(wildcards, output) -> str:
 
 
 def step_work(settings: dict, value: int) -> float:
-    """Multiply-adds of one example's training step, the terms that grow with the shape (logits,
-    values and readout per head and token; a random context's embedding): the padding cost model."""
-    shp, d, C = grid.shape(settings, value), settings["input_dim"], settings["num_classes"]
-    H, n = shp["heads"], shp["context_size"]
-    work = d * H * n + H * C + d * d
-    if settings["context"] == "random":
-        work += n * d * d + H * d * d + n * d * H
-    return float(work)
+    """Multiply-adds of one example's forward pass at a grid point's shape, in the products the model
+    takes for it (memcap.models.mlt_work): the padding cost model."""
+    shp, d = grid.shape(settings, value), settings["input_dim"]
+    out = settings["num_classes"] if settings["task"] == "classification" else 1
+    return mlt_work.example_work(d, shp["heads"], shp["context_size"], shp["head_dim"] or d, out,
+                                 settings["context"] == "random", settings["batch_size"])
 
 
 def plan(sweeps: dict[str, dict], missing: set[str], pack_models: int, pack_mem_mb: int) -> list[PlannedPack]:
@@ -133,8 +135,7 @@ def pack_mem_mb(settings: dict, pack: PlannedPack, class_mem_mb: int) -> int:
 
 def _data_mb(settings: dict, jobs, top: int) -> float:
     """MB of these jobs' data with every model at the pack's largest shape (`top`: the varied value)."""
-    return sum(grid.data_bytes({**settings, "seeds": list(j[3]), "seeds_per_job": None}, top, j[2])
-               for j in jobs) / 2 ** 20
+    return grid.pack_data_bytes(settings, [(j[1], j[2], seed) for j in jobs for seed in j[3]], top) / 2 ** 20
 
 
 PLAN_VARIABLE = "MEMCAP_PACK_PLAN"

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from memcap import checkpoint as ckpt
 from memcap.errors import TrainingFailed
 from memcap.mlt_synthetic.batches import BatchStream
-from memcap.mlt_synthetic.grid import EVAL_BATCH
+from memcap.mlt_synthetic.grid import EVAL_BATCH, EVAL_BYTES
 from memcap.mlt_synthetic.pack import Job, build, job_rows
 from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
 from memcap.models.mlt_attention import MLTAttention
@@ -91,7 +91,6 @@ def _loss_and_hits(out: torch.Tensor, labels: torch.Tensor, classification: bool
     return loss.sum(1), torch.zeros_like(loss[:, 0]), torch.full_like(loss[:, 0], float("nan"))
 
 
-EVAL_BYTES = 2 << 30   # device memory an evaluation chunk may take: a large pack evaluates in slices
 CPU_EVAL_ROWS = 2048   # rows a CPU forward pass takes at once: a chunk of 8,192 spills its caches (~2x slower)
 
 

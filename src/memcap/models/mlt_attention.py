@@ -34,6 +34,8 @@ import math
 import torch
 from torch import nn
 
+from memcap.models import mlt_work
+
 
 def sinusoidal_pe(positions: int, width: int) -> torch.Tensor:
     """pe[p, 2i] = sin(p / 10000^(2i/width)), pe[p, 2i+1] = cos(...), as in the original code."""
@@ -189,8 +191,7 @@ class MLTAttention(nn.Module):
 
     def _uses_a(self, batch: int) -> bool:
         """A context per example: form A_h = W_K^h (W_Q^h)^T (d_h near d), else go through (W_Q^h)^T e."""
-        d, dh, H = self.input_dim, self.head_dim, self.heads
-        return H * d * dh * d + batch * H * d * d < 2 * batch * H * d * dh
+        return mlt_work.uses_a(self.input_dim, self.heads, self.head_dim, batch)
 
     def _a(self) -> torch.Tensor:
         """A_h = W_K^h (W_Q^h)^T of every model and head: (M, H, d, d)."""
@@ -202,12 +203,8 @@ class MLTAttention(nn.Module):
         return self._uses_a(batch), self._folds_embedding(batch)
 
     def _folds_embedding(self, batch: int) -> bool:
-        """A context per example, A_h formed: leave its rows raw when that takes fewer multiply-adds,
-        forward and backward: it saves their embedding (2·B·n·d²) and its gradient (2·B·H·n·d), and
-        adds W_emb A_h (3·H·d³), the table (b + pe_j) A_h (3·H·n·d²) and its logits (3·B·H·n·d)."""
-        d, H, n, B = self.input_dim, self.heads, self.context_size, batch
-        raw, embedded = 3 * H * d ** 3 + 3 * H * n * d * d + 3 * B * H * n * d, 2 * B * n * d * d + 2 * B * H * n * d
-        return self._uses_a(B) and raw < embedded
+        """A context per example, A_h formed: leave its rows raw where that takes fewer multiply-adds."""
+        return mlt_work.folds_embedding(self.input_dim, self.heads, self.context_size, self.head_dim, batch)
 
     def _attend_raw_rows(self, q: torch.Tensor, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """_attend for a context per example without embedding it (module docstring): the same sums."""
