@@ -180,8 +180,8 @@ def make_pack_data(draws: list[tuple[int, int, int]], input_dim: int, context: s
 
     A random context set is drawn first (the original's order), so the contexts of one (seed, n) at a
     smaller T are the first rows of those at a larger T: they are stored once, at the largest, and each
-    model's context_starts points at them (Fig 4 left's six T and eight H of one seed: one set of 130,000
-    contexts instead of 48 sets, 3.7 times as many rows). The queries and labels follow each model's own
+    model's context_starts points at them (Fig 4 left: a seed's 48 models, six T and eight H, read one
+    set of 130,000 contexts, 1 GB instead of 29). The queries and labels follow each model's own
     contexts in the stream: drawn from the generator's state saved where its T contexts end."""
     if context != "random":
         return stack([make_data([seed], T, n, input_dim, context, task, num_classes) for seed, T, n in draws],
