@@ -206,8 +206,8 @@ def projection(seconds: float, peak: float, packed: bool) -> None:
     resources.paper), each timed at its padded shape and size; a pack's models leave as they finish
     (S = max(floor(500 T/256), 50,000) differs by T), so its time is the sum over the spans between
     finishes, at a step time interpolated between the pack's full size and one model. Evaluations: at
-    step 0, every eval_every steps and at each model's last step, a pass over the largest T among the
-    models still training (evaluate chunks every model's rows alike), timed per row likewise. Beside
+    step 0, every eval_every steps and at each model's last step, a pass over the models still training,
+    each chunk of rows taking the models with rows left in it (train.evaluate), timed per row likewise. Beside
     them, the floor: every model's training-step FLOPs x S over the measured sgemm. The same sums are
     then taken with S replaced by the steps each model's published paper run took (early_stopped_steps)."""
     params = memcap_params.load("params.yaml")
@@ -241,18 +241,19 @@ def projection(seconds: float, peak: float, packed: bool) -> None:
     def hours_of(s: dict, key: tuple, members: list[tuple[int, int]]) -> tuple[float, float]:
         """(training, evaluation) hours of one process training these models ((S, T) each) at `key`."""
         members, M, ev = sorted(members), len(members), s["eval_every"]
-        largest = [max(T for _, T in members[k:]) for k in range(M)]   # the widest pass while k have left
 
         def between(timer, share: float) -> float:   # one model's time .. the full pack's
             return timer(key, M) if share == 1 else timer(key, 1) + (timer(key, M) - timer(key, 1)) * share
 
-        steps, evals, start = 0.0, largest[0] * row_s(key, M), 0   # the evaluation at step 0
+        def pass_s(sizes: list[int]) -> float:
+            return eval_pass_seconds(sizes, lambda live: between(row_s, (live - 1) / max(M - 1, 1)))
+
+        steps, evals, start = 0.0, pass_s([T for _, T in members]), 0   # the evaluation at step 0
         for k, (end, _) in enumerate(members):   # models k.. still train from start to end
             if end > start:
-                share = (M - k - 1) / max(M - 1, 1)
                 passes = end // ev - start // ev + (1 if end % ev else 0)
-                steps += (end - start) * between(step_s, share)
-                evals += passes * largest[k] * between(row_s, share)
+                steps += (end - start) * between(step_s, (M - k - 1) / max(M - 1, 1))
+                evals += passes * pass_s([T for _, T in members[k:]])
             start = end
         return steps / 3600, evals / 3600
 
@@ -286,6 +287,17 @@ def projection(seconds: float, peak: float, packed: bool) -> None:
         print(f"  whole grid, 6 seeds, {what}: {hours:.1f} {unit} training + {eval_hours:.1f} evaluation = "
               f"{hours + eval_hours:.1f}; floor (training FLOPs / sgemm) {floor:.2f}: "
               f"training x{hours / floor:.1f} the floor", flush=True)
+
+
+def eval_pass_seconds(sizes: list[int], row_seconds) -> float:
+    """One evaluation pass over models of these T: a chunk of rows takes only the models with rows
+    left in it (train.evaluate), so each span of rows costs row_seconds(models still in it) a row."""
+    total, below = 0.0, 0
+    for i, T in enumerate(sorted(sizes)):
+        if T > below:
+            total += (T - below) * row_seconds(len(sizes) - i)
+            below = T
+    return total
 
 
 def measured_steps(runs: str = "results/mlt_synthetic/runs/paper") -> dict[tuple, tuple[int, int]]:

@@ -19,7 +19,7 @@ from memcap import checkpoint
 from memcap.mlt_synthetic import grid, packing
 from memcap.mlt_synthetic.batches import BatchStream
 from memcap.mlt_synthetic.pack import Job, build
-from memcap.mlt_synthetic.train import TrainConfig, stack_rows, train, train_jobs, train_point
+from memcap.mlt_synthetic.train import TrainConfig, evaluate, stack_rows, train, train_jobs, train_point
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_shared_grad import shared_context_grads
 from memcap.tasks.mlt_data import make_data, make_pack_data, stack
@@ -278,6 +278,27 @@ def test_a_packs_data_take_the_memory_planned_for_them():
     assert data.context_rows.shape[0] == 9000 + 9000 + 6000 and held <= peak <= planned
     alone = sum(grid.pack_data_bytes(settings, [(n, T, seed)], 8) for seed, T, n in draws)
     assert planned < alone - 4 * 3000 * 8 * 16     # seed 0's T = 3000 contexts are not counted again
+
+
+def test_an_evaluation_passes_each_model_over_its_own_rows_only(monkeypatch):
+    """A pack of T = 20, 70 and 150 evaluated in chunks of 16: each model's forward passes cover its own
+    rows (to its last chunk), not the longest T's, and give what the model alone evaluates to."""
+    pack = build(_jobs(_settings("classification", "random"), [2]), "cpu")
+    loss, acc, bits = evaluate(pack.model, pack.data, True, batch_size=16)
+    rows, real = [], MLTAttention.forward
+
+    def counted(self, q, c, *args, **kw):
+        rows.append(q.shape[0] * q.shape[1])
+        return real(self, q, c, *args, **kw)
+    monkeypatch.setattr(MLTAttention, "forward", counted)
+    evaluate(pack.model, pack.data, True, batch_size=16)
+    sizes, longest = pack.data.sizes, max(pack.data.sizes)
+    chunks = [min(16, longest - start) for start in range(0, longest, 16)]
+    own = sum(width for T in sizes for start, width in zip(range(0, longest, 16), chunks) if start < T)
+    assert sum(rows) == own < len(sizes) * longest    # every model over the longest T: 1,350 rows
+    for m in range(len(sizes)):
+        alone = evaluate(pack.model.select([m]), pack.data.select([m]), True, batch_size=16)
+        assert [float(t[0]) for t in alone] == pytest.approx([float(loss[m]), float(acc[m]), float(bits[m])], rel=1e-6)
 
 
 # ---- planning (torch-free, what Snakemake runs) -------------------------------------------------------

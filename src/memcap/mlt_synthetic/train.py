@@ -117,18 +117,23 @@ def _eval_slices(model: MLTAttention, data: MLTData, rows: int) -> list[list[int
 @torch.no_grad()
 def evaluate(model: MLTAttention, data: MLTData, classification: bool, batch_size: int = EVAL_BATCH):
     """Full-train-set loss and accuracy per model, in order (the original's unshuffled loader), and
-    memorized bits; every model's own T rows in chunks of batch_size."""
+    memorized bits; every model's own T rows in chunks of batch_size. A chunk past a model's T leaves
+    it out (a pack of T = 30,000-130,000 would otherwise pass every model over 130,000 rows)."""
     M, device = model.num_models, data.query_rows.device
     loss = torch.zeros(M, device=device, dtype=torch.float64)
     hits, bits = torch.zeros_like(loss), torch.zeros_like(loss)
     slices = _eval_slices(model, data, batch_size)
     for keep in slices:
-        sub_model = model if len(slices) == 1 else model.select(keep)
-        sub_data = data if len(slices) == 1 else data.select(keep)
-        at = torch.tensor(keep, device=device)
-        T = max(sub_data.sizes)
+        T = max(data.sizes[k] for k in keep)
+        live = None
         for start in range(0, T, batch_size):
-            idx = torch.arange(start, min(start + batch_size, T), device=device).expand(len(keep), -1)
+            rows_left = [k for k in keep if data.sizes[k] > start]
+            if rows_left != live:   # the models with rows left in this chunk, and only they
+                live = rows_left
+                whole = len(live) == M
+                sub_model, sub_data = (model, data) if whole else (model.select(live), data.select(live))
+                at = torch.tensor(live, device=device)
+            idx = torch.arange(start, min(start + batch_size, T), device=device).expand(len(live), -1)
             valid = None
             if min(sub_data.sizes) < start + idx.shape[1]:   # a model with fewer rows: mask its tail
                 valid = idx < sub_data.size_of[:, None]
