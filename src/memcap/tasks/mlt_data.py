@@ -88,7 +88,7 @@ class MLTData:
         M, B = idx.shape
         flat = (idx + self.offsets[:, None]).reshape(-1)
 
-        def rows(x: torch.Tensor, at: torch.Tensor) -> torch.Tensor:   # index_select: one copy, no advanced-indexing setup
+        def rows(x: torch.Tensor, at: torch.Tensor) -> torch.Tensor:   # index_select: one copy, no indexing setup
             return x.index_select(0, at).view(M, B, *x.shape[1:])
         if self.shared:
             contexts = self.context_rows
@@ -106,16 +106,12 @@ def stack(datasets: list[MLTData], context_size: int = 0) -> MLTData:
 
     def padded(c: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.pad(c, (0, 0, 0, n - c.shape[-2])) if c.shape[-2] < n else c
-    starts, base = None, 0
-    if any(d.context_starts is not None for d in datasets):   # each dataset's own starts, after those before it
-        starts = []
-        for d in datasets:
-            starts += [base + int(s) for s in d.context_offsets.tolist()]
-            base += d.context_rows.shape[0]
+    if any(d.context_starts is not None for d in datasets):
+        raise ValueError("stack: datasets whose models share context rows are a pack already (make_pack_data)")
     return MLTData(torch.cat([d.query_rows for d in datasets]),
                    torch.cat([padded(d.context_rows) for d in datasets]),
                    torch.cat([d.label_rows for d in datasets]), datasets[0].shared,
-                   tuple(T for d in datasets for T in d.sizes), None if starts is None else tuple(starts))
+                   tuple(T for d in datasets for T in d.sizes))
 
 
 from memcap.mlt_synthetic.grid import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
