@@ -1,5 +1,6 @@
-# Capacity by search: for each (H, d_h) the largest T that every seed memorizes, found by a bracketing
-# search whose steps train MLT models through the MLT family's point trainer. One job per architecture.
+# Capacity by search: per architecture and seed the largest T memorized, found in rounds of probes that
+# the MLT family's model and trainer train (memcap.capacity). One row file per architecture; the probes
+# are files of their own below runs/probes/ (never a rule's output, so a rerun never deletes them).
 from memcap.capacity import aggregate as capacity_aggregate
 from memcap.capacity import figures as capacity_figures
 from memcap.capacity import grid as capacity_grid
@@ -12,47 +13,73 @@ CAP_RUNS = [f"{CAP}/runs/{capacity_grid.run_name(CAP_PRESET_NAME, CAP_PRESET, h,
             for h, dh in capacity_grid.architectures(CAP_PRESET)]
 CAP_TABLE = {name: f"{CAP}/tables/{file}" for name, file in capacity_aggregate.TABLES.items()}
 CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIGURES for ext in ("png", "pdf")]
+# A GPU preset (pack_models > 1): one job searches every architecture whose row is missing, a round one
+# pack; else one job an architecture. probes_per_round: k probes a seed a round (1: bisection).
+CAP_PACKED = pack_sizes(capacity_grid.FAMILY)[0] > 1
+CAP_K = _sizes("train", capacity_grid.FAMILY).get("probes_per_round", 1)
+CAP_SEARCH_SHELL = ("memcap capacity search --threads {threads} --probes-per-round " + str(CAP_K) +
+                    " --runs {output} > {log} 2>&1")
 
 
 rule capacity:
-    """Target of the family (DVC stage `capacity`): every search, the table and the figure."""
+    """Target of the family (DVC stage `capacity`): every search, the tables and the figure."""
     input:
         CAP_RUNS,
         list(CAP_TABLE.values()),
         CAP_FIGURES,
 
 
-rule capacity_search:
-    """Bracketing search over T for one (H, d_h): the largest T that every seed memorizes."""
-    output:
-        f"{CAP}/runs/{{preset}}/H{{heads}}_dh{{head_dim}}-{{key}}.parquet",
-    log:
-        "logs/capacity/{preset}/H{heads}_dh{head_dim}-{key}.log",
-    benchmark:
-        "logs/capacity/{preset}/H{heads}_dh{head_dim}-{key}.benchmark.tsv"
-    wildcard_constraints:
-        preset=r"[a-z][a-z0-9_]*",
-        heads=r"\d+",
-        head_dim=r"\d+",
-        key=KEY_PATTERN,
-    threads: threads_of("train", "capacity")
-    resources: **res("train", "capacity")
-    shell:
-        "memcap capacity search --threads {threads} --heads {wildcards.heads} "
-        "--head-dim {wildcards.head_dim} --settings-key {wildcards.key} --out {output} > {log} 2>&1"
+if CAP_PACKED and [r for r in CAP_RUNS if not os.path.exists(r)]:
+
+    rule capacity_search_pack:
+        """Every missing architecture's search, each round one pack of all their open seeds' probes."""
+        output:
+            [r for r in CAP_RUNS if not os.path.exists(r)],
+        log:
+            f"logs/capacity/{CAP_PRESET_NAME}/pack.log",
+        benchmark:
+            f"logs/capacity/{CAP_PRESET_NAME}/pack.benchmark.tsv"
+        threads: threads_of("train", "capacity")
+        resources: **res("train", "capacity")
+        shell:
+            CAP_SEARCH_SHELL
+
+else:
+
+    rule capacity_search:
+        """One architecture's search, in rounds of one probe a seed: its row (T*, brackets, budget check)."""
+        output:
+            f"{CAP}/runs/{{preset}}/H{{heads}}_dh{{head_dim}}-{{key}}.parquet",
+        log:
+            "logs/capacity/{preset}/H{heads}_dh{head_dim}-{key}.log",
+        benchmark:
+            "logs/capacity/{preset}/H{heads}_dh{head_dim}-{key}.benchmark.tsv"
+        wildcard_constraints:
+            preset=r"[a-z][a-z0-9_]*",
+            heads=r"\d+",
+            head_dim=r"\d+",
+            key=KEY_PATTERN,
+        threads: threads_of("train", "capacity")
+        resources: **res("train", "capacity")
+        shell:
+            CAP_SEARCH_SHELL
 
 
 rule capacity_aggregate:
-    """The capacity table beside both papers' bounds, and capacity vs H and vs d_h."""
+    """The capacity table beside both papers' bounds, bits per parameter, the fitted laws, every probe,
+    and T* vs H and vs d_h."""
     input:
         CAP_RUNS,
     output:
         table=CAP_TABLE["capacity"],
+        md=in_report(CAP_TABLE["capacity_md"], "capacity"),
+        laws=CAP_TABLE["laws"],
+        probes=CAP_TABLE["probes"],
         figures=in_report(CAP_FIGURES, "capacity"),
     log:
         "logs/capacity/aggregate.log",
     threads: threads_of("light", "capacity")
     resources: **res("light", "capacity")
     shell:
-        "memcap capacity aggregate --runs {input} --out {output.table} "
-        "--figures {output.figures} > {log} 2>&1"
+        "memcap capacity aggregate --runs {input} --out {output.table} --markdown {output.md} "
+        "--laws {output.laws} --probes {output.probes} --figures {output.figures} > {log} 2>&1"

@@ -9,8 +9,10 @@ def problems(params: dict) -> list[str]:
     out = []
     for scale, p in (params.get(FAMILY) or {}).items():
         key = f"{FAMILY}.{scale}"
-        if not p["t_min"] <= p["start"] <= p["t_max"]:
-            out.append(f"{key}.start: {p['start']} outside [t_min, t_max] = [{p['t_min']}, {p['t_max']}]")
+        if p["t_min"] > p["pool"]:
+            out.append(f"{key}.t_min: {p['t_min']} above pool {p['pool']}; allowed: t_min <= pool")
         if max([p["head_dim"], *p["head_dim_grid"]]) > p["input_dim"]:
             out.append(f"{key}.head_dim_grid: a head_dim above input_dim {p['input_dim']}; allowed: head_dim <= input_dim")
+        if p["threshold"] > 0 and len(p["seeds"]) < 2:
+            out.append(f"{key}.seeds: {p['seeds']}: T*'s interval needs at least 2 seeds")
     return out

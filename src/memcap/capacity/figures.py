@@ -1,48 +1,61 @@
-"""Capacity figure: trained capacity (with its bracket) vs H and vs d_h, beside both papers' bounds."""
+"""Capacity figure: T* (95% interval, every seed's capacity) vs H and vs d_h on log axes, beside both
+papers' counts and the fitted power law."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from memcap.plotting import plt, sns
-from memcap.params import scale_note
 from memcap import results
+from memcap.params import scale_note
+from memcap.plotting import plt, sns
 
 FIGURES = ("capacity",)
 
 
-def _panel(ax, g: pd.DataFrame, x: str, xlabel: str) -> None:
+def _panel(ax, g: pd.DataFrame, x: str, xlabel: str, law: pd.Series | None) -> None:
     g = g.sort_values(x)
-    high = g.capacity_high.fillna(g.capacity_low).astype(float)
-    ax.fill_between(g[x], g.capacity_low, high, alpha=0.25, color="tab:blue", label="bracket [T_low, T_high)")
-    sns.lineplot(data=g, x=x, y="capacity_low", marker="o", ax=ax, color="tab:blue",
-                 label=f"trained capacity (all {int(g.seeds.iloc[0])} seeds ≥ {g.threshold.iloc[0]:.0%})")
+    seeds = g[[x, "seed_capacity"]].explode("seed_capacity").dropna().astype(float)
+    ax.scatter(seeds[x], seeds.seed_capacity, s=10, color="tab:blue", alpha=0.45, label="one seed's capacity")
+    yerr = np.vstack([g.capacity - g.capacity_ci_low, g.capacity_ci_high - g.capacity]).clip(min=0)
+    ax.errorbar(g[x], g.capacity, yerr=np.nan_to_num(yerr), marker="o", color="tab:blue", capsize=3,
+                label=f"T*: mean of {int(g.seeds.iloc[0])} seeds, 95% CI (acc ≥ {g.threshold.iloc[0]:.0%})")
+    limited = g[g.budget_limited.fillna(False).astype(bool)]
+    if len(limited):
+        ax.scatter(limited[x], limited.capacity, s=90, facecolors="none", edgecolors="red",
+                   label="budget-limited: a lower bound")
     sns.lineplot(data=g, x=x, y="mlt_bound", marker="s", ls="--", ax=ax, color="tab:orange",
                  label="MLT: H(min(n, d_h) − 1) + 1")
     sns.lineplot(data=g, x=x, y="dpc_bound", marker="^", ls=":", ax=ax, color="tab:green", label="DPC: H·d_h + d")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("dataset size T memorized")
-    ax.set_yscale("log")
+    if law is not None and not np.isnan(law.statistic):
+        xs = np.geomspace(g[x].min(), g[x].max(), 50)
+        ax.plot(xs, law.prefactor * xs ** law.statistic, color="grey", lw=1,
+                label=f"fit T* ∝ {x[0].upper() if x == 'heads' else 'd_h'}^{law.statistic:.2f} "
+                      f"[{law.ci_low:.2f}, {law.ci_high:.2f}]")
+    ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="dataset size T memorized")
     ax.legend(fontsize=7)
 
 
-def capacity(cap: pd.DataFrame, p: dict, paths) -> None:
+def capacity(cap: pd.DataFrame, laws: pd.DataFrame, p: dict, paths) -> None:
     """Two panels: the H grid at the preset's fixed d_h, the d_h grid at its fixed H (n marked)."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
     n, d = int(cap.context_size.iloc[0]), int(cap.input_dim.iloc[0])
-    _panel(axes[0], cap[cap.head_dim == p["head_dim"]], "heads", f"heads H (d_h = {p['head_dim']})")
-    _panel(axes[1], cap[cap.heads == p["heads"]], "head_dim", f"head size d_h (H = {p['heads']})")
-    axes[1].axvline(n, color="grey", lw=0.8)
+    law = laws.set_index("law")
+    _panel(axes[0], cap[cap.head_dim == p["head_dim"]], "heads", f"heads H (d_h = {p['head_dim']})",
+           law.loc["alpha_heads"])
+    _panel(axes[1], cap[cap.heads == p["heads"]], "head_dim", f"head size d_h (H = {p['heads']})",
+           law.loc["beta_head_dim_below_n"])
+    axes[1].axvline(n, color="grey", lw=0.8, ls="--")
     scale = cap.scale.iloc[0]
-    fig.suptitle(f"Capacity by bracketing search (n = {n}, d = {d}, C = {int(cap.num_classes.iloc[0])}; "
-                 f"scale: {scale}{', ' + scale_note(scale) if scale_note(scale) else ''})", fontsize=10)
+    fig.suptitle(f"Capacity by search (n = {n}, d = {d}, C = {int(cap.num_classes.iloc[0])}, {cap.context.iloc[0]} "
+                 f"context; scale: {scale}{', ' + scale_note(scale) if scale_note(scale) else ''})", fontsize=10)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
 
 
-def draw(cap: pd.DataFrame, p: dict, paths) -> None:
+def draw(cap: pd.DataFrame, laws: pd.DataFrame, p: dict, paths) -> None:
     """Draw every figure named by the paths' stems (capacity.png, capacity.pdf -> `capacity`)."""
     for name, files in results.by_stem(paths).items():
         if name not in FIGURES:
             raise ValueError(f"no capacity figure named {name!r}; figures: {FIGURES}")
-        capacity(cap, p, files)
+        capacity(cap, laws, p, files)

@@ -1,13 +1,27 @@
-"""The capacity family's grid, from its preset (torch-free): which architectures are searched, and the
-MLT settings one search step trains with."""
+"""The capacity family's grid, from its preset (torch-free): the architectures searched, what one probe
+trains, and where probes and rows live.
+
+A probe is one model trained on one seed's first T examples (its pool) at `budget` times the paper's
+steps; its file depends only on what its numbers depend on (the architecture, the data and the
+trainer), not on the search, so every preset with the same model and trainer settings shares it: a
+new threshold, tolerance or seed list trains only the probes it lacks.
+"""
 
 from __future__ import annotations
 
+import math
+
 from memcap.keys import settings_key
+from memcap.models.mlt_work import param_count
 
 FAMILY = "capacity"
-# The MLT trainer's settings that one search step takes from the `training` block of the preset.
+# The MLT trainer's settings that a probe takes from the `training` block of the preset.
 TRAINING_KEYS = ("lr", "batch_size", "epochs", "min_steps", "eval_every", "early_stop")
+# What a probe's numbers depend on beside H, d_h and the trainer (pool: the size of each seed's pool).
+DATA_KEYS = ("input_dim", "context_size", "num_classes", "context", "pool")
+# The search's own knobs: they decide which probes are trained and how a row reads them.
+SEARCH_KEYS = ("seeds", "threshold", "start_bits", "grow", "t_min", "rel_tol", "max_probes", "budget_factor")
+PROBE_PRESET = "probe"   # the name probe keys hash with: one for all presets, so they share probes
 
 
 def architectures(p: dict) -> list[tuple[int, int]]:
@@ -16,23 +30,52 @@ def architectures(p: dict) -> list[tuple[int, int]]:
     return list(dict.fromkeys(points))
 
 
-def run_name(preset_name: str, p: dict, heads: int, head_dim: int) -> str:
-    """One architecture's file below runs/: <preset>/H<H>_dh<d_h>-<key>.parquet (memcap.keys)."""
-    return f"{preset_name}/H{heads}_dh{head_dim}-{settings_key(preset_name, search_settings(p, heads, head_dim))}.parquet"
-
-
-def mlt_settings(p: dict, heads: int, head_dim: int) -> dict:
-    """The resolved MLT settings of one search step: a classification 'sweep' over heads with this one
-    architecture. Every key the MLT trainer reads comes from the capacity preset (none from the MLT
-    preset), so the MLT family's params never change a capacity number."""
-    return {"task": "classification", "context": p["context"], "vary": "heads", "input_dim": p["input_dim"],
-            "context_size": p["context_size"], "heads": heads, "head_dim": head_dim,
-            "num_classes": p["num_classes"], "analysis": False, "seeds": list(p["seeds"]),
+def probe_settings(p: dict, heads: int, head_dim: int) -> dict:
+    """Everything a probe's numbers depend on but its seed, T and budget."""
+    return {"heads": heads, "head_dim": head_dim, **{k: p[k] for k in DATA_KEYS},
             **{k: p["training"][k] for k in TRAINING_KEYS}}
 
 
 def search_settings(p: dict, heads: int, head_dim: int) -> dict:
-    """Everything one architecture's row depends on (its rule's params): the step's MLT settings and the
-    search's own knobs, without the grids, so adding an architecture reruns only that one."""
-    return {**mlt_settings(p, heads, head_dim),
-            **{k: p[k] for k in ("threshold", "start", "t_min", "t_max", "rel_tol", "max_evals")}}
+    """Everything one architecture's row depends on (its rule's params): its probes' settings and the
+    search's knobs, without the grids, so adding an architecture reruns only that one."""
+    return {**probe_settings(p, heads, head_dim), **{k: p[k] for k in SEARCH_KEYS}}
+
+
+def arch_name(heads: int, head_dim: int) -> str:
+    return f"H{heads}_dh{head_dim}"
+
+
+def run_name(preset_name: str, p: dict, heads: int, head_dim: int) -> str:
+    """One architecture's row below runs/: <preset>/H<H>_dh<d_h>-<key>.parquet (memcap.keys)."""
+    key = settings_key(preset_name, search_settings(p, heads, head_dim))
+    return f"{preset_name}/{arch_name(heads, head_dim)}-{key}.parquet"
+
+
+def parse_run_name(path: str) -> tuple[int, int]:
+    """(H, d_h) of a row's file name (run_name)."""
+    stem = str(path).rsplit("/", 1)[-1].split("-", 1)[0]       # H<H>_dh<d_h>
+    heads, head_dim = stem.removeprefix("H").split("_dh")
+    return int(heads), int(head_dim)
+
+
+def probe_folder(p: dict, heads: int, head_dim: int) -> str:
+    """The architecture's probes below runs/: probes/H<H>_dh<d_h>-<probe key>/ (shared by presets)."""
+    return f"probes/{arch_name(heads, head_dim)}-{settings_key(PROBE_PRESET, probe_settings(p, heads, head_dim))}"
+
+
+def probe_file(seed: int, T: int, budget: int) -> str:
+    """One probe's file in its architecture's folder."""
+    return f"seed{seed}_T{T}_x{budget}.parquet"
+
+
+def params_of(p: dict, heads: int, head_dim: int) -> int:
+    """Parameters of one model of the architecture (the paper's P)."""
+    return param_count(p["input_dim"], heads, head_dim, p["num_classes"])
+
+
+def start_size(p: dict, heads: int, head_dim: int) -> int:
+    """The first T probed: start_bits bits a parameter at log2 C bits an example, within [t_min, pool].
+    Any start finds the same bracket for a monotone outcome; a near one saves probes."""
+    T = round(p["start_bits"] * params_of(p, heads, head_dim) / math.log2(p["num_classes"]))
+    return min(max(T, p["t_min"]), p["pool"])

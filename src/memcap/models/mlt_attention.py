@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from memcap.models import mlt_work
+from memcap.models.mlt_work import param_count  # noqa: F401 (the model's own count, torch-free there)
 
 
 def sinusoidal_pe(positions: int, width: int) -> torch.Tensor:
@@ -45,11 +46,6 @@ def sinusoidal_pe(positions: int, width: int) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(pos * freq)
     pe[:, 1::2] = torch.cos(pos * freq[: width // 2])
     return pe.float()
-
-
-def param_count(d: int, heads: int, head_dim: int, out_dim: int) -> int:
-    """Parameters of one model, e.g. 10,660 + 8,320·H for d = d_h = 64, C = 100."""
-    return d * d + d + 2 * heads * d * head_dim + 2 * heads * d + d * out_dim + out_dim
 
 
 def _uniform(shape, bound: float, gen: torch.Generator) -> torch.Tensor:

@@ -1,8 +1,14 @@
-"""Multiply-adds of MLT attention's products (torch-free): which order of products the model takes
-(memcap.models.mlt_attention) and what padding a model to a pack's shape costs
-(memcap.mlt_synthetic.packing). d: width, H: heads, n: context tokens, dh: head size, B: examples."""
+"""Counts of MLT attention (torch-free): its parameters, and the multiply-adds of its products: which
+order of products the model takes (memcap.models.mlt_attention) and what padding a model to a pack's
+shape costs (memcap.mlt_synthetic.packing). d: width, H: heads, n: context tokens, dh: head size,
+B: examples."""
 
 from __future__ import annotations
+
+
+def param_count(d: int, heads: int, head_dim: int, out_dim: int) -> int:
+    """Parameters of one model, e.g. 10,660 + 8,320·H for d = d_h = 64, C = 100."""
+    return d * d + d + 2 * heads * d * head_dim + 2 * heads * d + d * out_dim + out_dim
 
 
 def uses_a(d: int, H: int, dh: int, B: int) -> bool:

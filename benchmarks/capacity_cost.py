@@ -1,0 +1,87 @@
+"""What a capacity search costs on this machine, projected from steps timed now.
+
+For each architecture of the preset (params.yaml capacity.<scale>), measured in this run:
+  1. the training step of one round's pack (one probe a seed: M = len(seeds) models, memcap's own
+     train_step) and of one model (the budget check), in model-steps/s and as a share of sgemm;
+  2. one evaluation row (memcap's evaluate) of the round's pack.
+Then the projection: the search's rounds (memcap.capacity.search.simulate) against an oracle whose
+capacity is the preset's start times f, for f = 1/4, 1 and 4 (the start a guess off by 4x either way,
+or right), each round costing its longest probe's steps S = budget x max(floor(500 T / 256),
+min_steps) at the measured step time plus its evaluations every eval_every steps over each probe's
+T rows (early stopping ignored: an upper bound where probes pass). Core-hours at one thread a job.
+
+    python benchmarks/capacity_cost.py [--scale paper] [--threads 1] [--seconds 1.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+import train_throughput as tt   # benchmarks/train_throughput.py: the step and evaluation timings
+from peak import sgemm_gflops   # benchmarks/peak.py
+
+from memcap import params as memcap_params
+from memcap.capacity import grid
+from memcap.capacity.search import simulate
+from memcap.mlt_synthetic.schedule import mlt_num_steps
+
+FACTORS = (0.25, 1.0, 4.0)
+
+
+def measure(p: dict, H: int, dh: int, seconds: float, peak: float) -> dict:
+    """Step rates (round pack and one model), their share of sgemm, seconds an evaluation row."""
+    M = len(p["seeds"])
+    tt.D, tt.N_CTX, tt.CLASSES, tt.BATCH = p["input_dim"], p["context_size"], p["num_classes"], p["training"]["batch_size"]
+    n = p["context_size"]
+    pack = tt.rate(tt.job(H, p["context"], n=n, head_dim=dh, models=M)[2], seconds)
+    one = tt.rate(tt.job(H, p["context"], n=n, head_dim=dh, models=1)[2], seconds)
+    flops = tt.train_step_flops(H, p["context"], n=n, head_dim=dh)
+    row = tt.eval_row_seconds((H, p["context"], p["context_size"], dh, "classification"), M, seconds / 2)
+    return {"pack_steps_s": pack, "one_steps_s": one, "share": flops * M * pack / 1e9 / peak, "eval_row_s": row}
+
+
+def round_seconds(p: dict, probes: list[tuple], rate: dict) -> float:
+    t = p["training"]
+    steps = [mlt_num_steps(T, b * t["min_steps"], b * t["epochs"], t["batch_size"]) for _, _, _, T, b in probes]
+    per_step = 1 / (rate["pack_steps_s"] if len(probes) > 1 else rate["one_steps_s"])
+    evals = sum(S / t["eval_every"] * T for S, (_, _, _, T, _) in zip(steps, probes)) * rate["eval_row_s"]
+    return max(steps) * per_step + evals
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", default="paper", help="the capacity preset (default paper)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seconds", type=float, default=1.5, help="timing window per measurement")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    p = memcap_params.preset(memcap_params.load("params.yaml", {"scale": args.scale}), grid.FAMILY)
+    peak = sgemm_gflops(args.seconds)
+    print(f"torch {torch.__version__}, {args.threads} thread(s): sgemm (float32) {peak:.1f} GFLOP/s; capacity.{args.scale}: "
+          f"d={p['input_dim']} n={p['context_size']} C={p['num_classes']} {p['context']} context, "
+          f"{len(p['seeds'])} seeds, rel_tol {p['rel_tol']}, budget check x{p['budget_factor']}")
+    archs = grid.architectures(p)
+    starts = {a: grid.start_size(p, *a) for a in archs}
+    hours = {f: 0.0 for f in FACTORS}
+    print(f"{'H':>3} {'d_h':>4} {'start':>6} {'pack steps/s':>13} {'1 model':>8} {'sgemm':>6}  "
+          + "  ".join(f"T*={f:g}xstart: rounds, hours" for f in FACTORS))
+    for a in archs:
+        rate = measure(p, *a, args.seconds, peak)
+        cells = []
+        for f in FACTORS:
+            truth = f * starts[a]
+            rounds = simulate({**p}, {a: starts[a]}, lambda H, dh, s, T, b: T <= truth)
+            h = sum(round_seconds(p, r, rate) for r in rounds) / 3600
+            hours[f] += h
+            cells.append(f"{len(rounds):>2} rounds {h:5.2f} h")
+        print(f"{a[0]:>3} {a[1]:>4} {starts[a]:>6} {rate['pack_steps_s']:>13.1f} {rate['one_steps_s']:>8.1f} "
+              f"{100 * rate['share']:>5.1f}%  " + "  ".join(cells), flush=True)
+    print("whole preset, core-hours at one thread a job: " +
+          ", ".join(f"{h:.1f} (T* = {f:g} x start)" for f, h in hours.items()))
+    print(f"two jobs at a time on two cores: ~{hours[1.0] / 2:.1f} wall-hours at T* = start")
+
+
+if __name__ == "__main__":
+    main()

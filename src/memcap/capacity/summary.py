@@ -1,0 +1,65 @@
+"""One architecture's row from its probes (torch-free): each seed's bracket and capacity, T* with its
+t interval over seeds, T*_min (every seed passes), and the budget check."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from memcap.capacity import grid
+from memcap.capacity.search import CLOSED, bracket, budget_probe, status
+
+
+def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and its t interval over seeds; NaN bounds with fewer than two values."""
+    x = np.asarray(values, dtype=float)
+    mean = float(x.mean()) if len(x) else math.nan
+    if len(x) < 2:
+        return mean, math.nan, math.nan
+    low, high = stats.t.interval(confidence, len(x) - 1, loc=mean, scale=stats.sem(x))
+    return mean, float(low), float(high)
+
+
+def pack_seconds(probes: pd.DataFrame) -> float:
+    """Training seconds of the probes' packs: each pack's longest member (its seconds until the last
+    one was done), summed over packs."""
+    return float(probes.groupby("pack").wall_time_s.max().sum()) if len(probes) else 0.0
+
+
+def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, probes_per_round: int) -> dict:
+    """The architecture's row (memcap.capacity.aggregate.COLUMNS, but for the bounds and fits)."""
+    seeds = [int(s) for s in p["seeds"]]
+    main = probes[probes.budget == 1]
+    outcomes = {s: {int(r.dataset_size): bool(r.mem_acc >= p["threshold"]) for r in main[main.seed == s].itertuples()}
+                for s in seeds}
+    brackets = {s: bracket(o) for s, o in outcomes.items()}
+    statuses = {s: status(b, p) for s, b in brackets.items()}
+    every_closed = all(st == CLOSED for st in statuses.values())
+    caps = [brackets[s].middle() for s in seeds]
+    mean, low, high = t_interval(caps) if every_closed else (math.nan, math.nan, math.nan)
+    check = budget_probe(brackets)
+    budget_row = (probes[(probes.budget == p["budget_factor"]) & (probes.seed == check[0])
+                         & (probes.dataset_size == check[1])] if check else probes.iloc[:0])
+    limited = bool(budget_row.mem_acc.iloc[0] >= p["threshold"]) if len(budget_row) else None
+    lows = [brackets[s].low or 0 for s in seeds]
+    return {
+        "family": grid.FAMILY, "scale": scale, "heads": heads, "head_dim": head_dim,
+        "context_size": p["context_size"], "input_dim": p["input_dim"], "num_classes": p["num_classes"],
+        "context": p["context"], "threshold": p["threshold"], "seeds": len(seeds),
+        "status": "closed" if every_closed else "; ".join(f"seed {s}: {st}" for s, st in statuses.items() if st != CLOSED),
+        "capacity": mean, "capacity_ci_low": low, "capacity_ci_high": high, "capacity_min": min(lows),
+        "seed_capacity": [round(c, 1) if not math.isnan(c) else None for c in caps],
+        "seed_low": [brackets[s].low for s in seeds], "seed_high": [brackets[s].high for s in seeds],
+        "max_width": max(b.width() for b in brackets.values()),
+        "non_monotone": sum(b.non_monotone for b in brackets.values()),
+        "budget_check_seed": check[0] if check else None, "budget_check_T": check[1] if check else None,
+        "budget_check_acc": float(budget_row.mem_acc.iloc[0]) if len(budget_row) else math.nan,
+        "budget_limited": limited,
+        "probes": len(probes), "probes_per_round": probes_per_round,
+        "param_count": grid.params_of(p, heads, head_dim),
+        "train_seconds": pack_seconds(probes),
+        "device": ", ".join(sorted(set(probes.device.astype(str)))) if len(probes) else "",
+    }
