@@ -1,73 +1,235 @@
-"""The capacity family: the bracketing search on monotone predicates, the grid, the table's bounds."""
+"""The capacity family: the per-seed search against known oracles, the budget check, rounds that resume
+without retraining, packs equal to probes alone, nested data, the row's T* and the fitted laws."""
 
+import math
+
+import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from memcap import params as memcap_params
-from memcap.capacity import aggregate, grid, search
+from memcap.capacity import aggregate, grid, probes, rounds, search, summary
+from memcap.capacity.store import ProbeStore
+from memcap.tasks.mlt_data import make_data
 
 
-@pytest.mark.parametrize("true_capacity", [1, 5, 37, 64, 200, 1000])
-def test_bracket_finds_the_threshold_of_a_monotone_predicate(true_capacity):
-    b = search.bracket(lambda T: T <= true_capacity, start=32, t_min=1, t_max=4096, rel_tol=0.0, max_evals=30)
-    assert b["status"] == "bracketed"
-    assert b["capacity_low"] == true_capacity and b["capacity_high"] == true_capacity + 1
+def quick_preset(**changes):
+    return {**memcap_params.preset(memcap_params.load("params.yaml", {"scale": "quick"}), grid.FAMILY), **changes}
 
 
-def test_bracket_reports_budget_and_ends():
-    b = search.bracket(lambda T: T <= 700, start=32, t_min=1, t_max=4096, rel_tol=0.2, max_evals=30)
-    assert b["capacity_low"] <= 700 < b["capacity_high"] and b["capacity_high"] - b["capacity_low"] <= 0.2 * 700
-    assert search.bracket(lambda T: True, 32, 1, 256, 0.1, 10)["status"] == "above t_max"
-    assert search.bracket(lambda T: False, 32, 4, 256, 0.1, 10)["status"] == "below t_min"
-    assert search.bracket(lambda T: T <= 1000, 1, 1, 10 ** 6, 0.0, 4)["evaluations"] == 4
+def tiny_preset(**changes):
+    """d = 8 models trained for a few hundred steps: a whole search in seconds."""
+    training = {"lr": 1.0e-2, "batch_size": 32, "epochs": 1, "min_steps": 120, "eval_every": 40, "early_stop": True}
+    return quick_preset(seeds=[0, 1], heads=1, head_dim=2, heads_grid=[1], head_dim_grid=[2], start_bits=0.05,
+                        pool=256, rel_tol=0.3, max_probes=6, training=training, checkpoint_every_s=0, **changes)
 
 
-def test_bracket_trace_doubles_then_bisects():
-    b = search.bracket(lambda T: T <= 20, start=8, t_min=2, t_max=64, rel_tol=0.0, max_evals=10)
-    assert b["trace"] == "8:pass 16:pass 32:fail 24:fail 20:pass 22:fail 21:fail"
-    assert (b["capacity_low"], b["capacity_high"], b["evaluations"]) == (20, 21, 7)
+# ---- the search on oracles -------------------------------------------------------------------------
+
+def oracle_rows(p, rounds_, passes):
+    """The probes table a search's rounds would leave, from an oracle of accuracy."""
+    rows = [{"heads": H, "head_dim": dh, "seed": s, "dataset_size": T, "budget": b,
+             "mem_acc": 1.0 if passes(H, dh, s, T, b) else 0.5, "memorized_bits": 1.0, "wall_time_s": 1.0,
+             "pack": str(i), "device": "cpu"} for i, r in enumerate(rounds_) for H, dh, s, T, b in r]
+    return pd.DataFrame(rows)
 
 
-def quick_preset():
-    return memcap_params.preset(memcap_params.load("params.yaml", {"scale": "quick"}), grid.FAMILY)
+@pytest.mark.parametrize("truth", [5, 37, 64, 700, 5000])
+def test_the_search_recovers_a_monotone_capacity_within_its_tolerance(truth):
+    p = quick_preset(seeds=[0, 1, 2], pool=65536, t_min=2, rel_tol=0.05, max_probes=20)
+    passes = lambda H, dh, s, T, b: T <= truth                                    # noqa: E731
+    rounds_ = search.simulate(p, {(2, 4): 100}, passes)
+    r = summary.row(p, 2, 4, oracle_rows(p, rounds_, passes), "quick", 1)
+    assert r["status"] == "closed"
+    for low, high in zip(r["seed_low"], r["seed_high"]):
+        assert low <= truth < high and high - low <= max(1, 0.05 * low)
+    assert abs(r["capacity"] - truth) <= 0.05 * truth + 1
+    assert all(len(rd) == 3 for rd in rounds_[:-1]) and len(rounds_[-1]) == 1    # one probe a seed, then the check
 
 
-def test_architectures_and_step_settings():
-    p = {**quick_preset(), "heads": 2, "head_dim": 4, "heads_grid": [1, 2, 4], "head_dim_grid": [2, 4, 8]}
-    assert grid.architectures(p) == [(1, 4), (2, 4), (4, 4), (2, 2), (2, 8)]      # (2, 4) once
-    s = grid.mlt_settings(p, heads=4, head_dim=8)
-    assert (s["task"], s["vary"], s["heads"], s["head_dim"], s["seeds"]) == ("classification", "heads", 4, 8,
-                                                                              p["seeds"])
-    assert all(s[k] == p["training"][k] for k in grid.TRAINING_KEYS)
-    assert grid.search_settings(p, 4, 8)["max_evals"] == p["max_evals"] and "heads_grid" not in s
+def test_noisy_seeds_each_get_their_own_bracket_and_t_interval():
+    """Each seed has its own capacity and a pass flips near it (training noise): T* is the seeds' mean."""
+    p = quick_preset(seeds=[0, 1, 2, 3, 4], pool=65536, t_min=2, rel_tol=0.05, max_probes=20)
+    own = {0: 900, 1: 1000, 2: 1100, 3: 950, 4: 1050}
+    rng = np.random.default_rng(0)
+    flips = {}
+
+    def passes(H, dh, s, T, b):
+        if (s, T) not in flips:
+            flips[s, T] = rng.random() < 0.3 and abs(T - own[s]) < 0.04 * own[s]
+        return (T <= own[s]) != flips[s, T]
+    rounds_ = search.simulate(p, {(2, 4): 400}, passes)
+    r = summary.row(p, 2, 4, oracle_rows(p, rounds_, passes), "quick", 1)
+    assert r["status"] == "closed"
+    for s, c in enumerate(r["seed_capacity"]):
+        assert abs(c - own[s]) <= 0.1 * own[s]
+    assert r["capacity_ci_low"] < np.mean(list(own.values())) < r["capacity_ci_high"]
+    assert r["capacity_min"] == min(r["seed_low"])
 
 
-def test_every_seed_must_pass(monkeypatch):
-    """One seed below the threshold fails the step, however good the others are."""
-    p = quick_preset()
-    calls = []
-
-    def fake_train_point(settings, value, T, **kwargs):
-        assert settings["heads"] == value == 2 and settings["context"] == "shared"
-        calls.append(T)
-        acc = [1.0, 1.0 if T <= 20 else 0.5]                       # the second seed fails above T = 20
-        return pd.DataFrame({"mem_acc": acc, "dataset_size": T, "wall_time_s": 0.0, "param_count": 99,
-                             "best_step": [100, 90], "steps_run": 100}), None
-
-    monkeypatch.setattr(search, "train_point", fake_train_point)
-    row = search.search_architecture(p, heads=2, head_dim=4, scale="quick").iloc[0]
-    assert row.capacity_low <= 20 < row.capacity_high and row.evaluations == len(calls)
-    assert row.param_count == 99 and row.family == "capacity"
-    # the failing seed at capacity_high: its accuracy, and its loss had stopped falling (best step 90 of 100)
-    assert row.miss_min_acc == 0.5 and not row.miss_loss_falling and row.miss_best_steps == "90/100"
+def test_a_search_that_runs_out_says_so_and_has_no_capacity():
+    p = quick_preset(seeds=[0, 1], pool=65536, t_min=2, rel_tol=0.01, max_probes=4)
+    passes = lambda H, dh, s, T, b: T <= 5000                                     # noqa: E731
+    rounds_ = search.simulate(p, {(2, 4): 10}, passes)
+    r = summary.row(p, 2, 4, oracle_rows(p, rounds_, passes), "quick", 1)
+    assert r["status"] == "seed 0: probes exhausted; seed 1: probes exhausted" and math.isnan(r["capacity"])
+    above = search.status(search.bracket({2048: True}), {**p, "pool": 2048})
+    assert above == search.ABOVE and search.status(search.bracket({2: False}), p) == search.BELOW
 
 
-def test_table_adds_both_bounds_sorted():
-    runs = pd.DataFrame([{c: 0 for c in aggregate.COLUMNS if c not in ("mlt_bound", "dpc_bound")}
-                         | {"heads": h, "head_dim": dh, "context_size": n, "input_dim": 8}
-                         for h, dh, n in ((3, 2, 8), (3, 8, 4))])
-    cap = aggregate.table(runs)
-    assert list(cap.columns) == aggregate.COLUMNS
-    assert list(cap.head_dim) == [2, 8]
-    assert list(cap.mlt_bound) == [3 * 1 + 1, 3 * 3 + 1]            # H(min(n, d_h) − 1) + 1
-    assert list(cap.dpc_bound) == [3 * 2 + 8, 3 * 8 + 8]            # H·d_h + d
+def test_next_sizes_grow_then_split_the_bracket_geometrically():
+    p = quick_preset(pool=10 ** 6, t_min=2, rel_tol=0.05, max_probes=20, grow=2)
+    assert search.next_sizes({}, p, 100) == [100]
+    assert search.next_sizes({}, p, 100, k=3) == [50, 100, 200]
+    assert search.next_sizes({100: True}, p, 100) == [200]
+    assert search.next_sizes({100: False}, p, 100, k=2) == [50, 25]
+    assert search.next_sizes({100: True, 400: False}, p, 100) == [200]             # the geometric middle
+    assert search.next_sizes({100: True, 800: False}, p, 100, k=2) == [200, 400]   # three equal ratios
+    assert search.next_sizes({100: True, 104: False}, p, 100) == []                # closed: 4% wide
+
+
+def test_a_pass_above_the_first_failure_is_counted_not_used():
+    b = search.bracket({100: True, 200: False, 300: True, 150: True})
+    assert (b.low, b.high, b.non_monotone) == (150, 200, 1)
+
+
+# ---- the budget check ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("passes_at_2x, limited", [(True, True), (False, False)])
+def test_the_budget_rule_flags_a_miss_that_passes_at_twice_the_steps(passes_at_2x, limited):
+    p = quick_preset(seeds=[0, 1], pool=65536, t_min=2, rel_tol=0.05, max_probes=20, budget_factor=2)
+    own = {0: 300, 1: 320}
+
+    def passes(H, dh, s, T, b):
+        return T <= own[s] or (b == 2 and passes_at_2x)
+    rounds_ = search.simulate(p, {(2, 4): 100}, passes)
+    check = rounds_[-1]
+    assert len(check) == 1 and check[0][2] == 0 and check[0][4] == 2               # seed 0: the first failure
+    r = summary.row(p, 2, 4, oracle_rows(p, rounds_, passes), "quick", 1)
+    assert r["budget_limited"] is limited and r["budget_check_T"] == min(r["seed_high"])
+    cap = aggregate.table(pd.DataFrame([r]), oracle_rows(p, rounds_, passes))
+    assert len(aggregate.judged(cap)) == (0 if limited else 1)
+
+
+# ---- nested data, packs, resuming ------------------------------------------------------------------
+
+def test_a_seeds_datasets_are_nested_and_start_as_make_data_draws_them():
+    p = tiny_preset()
+    small, large = probes.nested_data([probes.Probe(1, 2, 0, 20)], p), probes.nested_data([probes.Probe(1, 2, 0, 90)], p)
+    assert torch.equal(small.query_rows, large.query_rows[:20]) and torch.equal(small.label_rows, large.label_rows[:20])
+    alone = make_data([0], 20, p["context_size"], p["input_dim"], "shared", "classification", p["num_classes"])
+    assert torch.equal(small.query_rows, alone.query_rows) and torch.equal(small.context_rows, alone.context_rows)
+    assert not torch.equal(small.label_rows, alone.label_rows)     # labels come after the pool's queries
+    rand = {**p, "context": "random"}
+    both = probes.nested_data([probes.Probe(1, 2, 0, 20), probes.Probe(1, 2, 1, 30), probes.Probe(1, 2, 0, 50)], rand)
+    q, c, _ = both.batch(torch.arange(20).expand(3, -1))
+    assert torch.equal(c[0], c[2]) and not torch.equal(c[0], c[1])    # one seed's contexts, stored once
+
+
+def train_alone_and_packed(p, group):
+    rows_alone, rows_pack = {}, {}
+    for pr in group:
+        probes.train_probes([pr], p, torch.device("cpu"), lambda q, r: rows_alone.__setitem__(q, r), progress=False)
+    probes.train_probes(group, p, torch.device("cpu"), lambda q, r: rows_pack.__setitem__(q, r), progress=False)
+    return rows_alone, rows_pack
+
+
+def test_a_pack_rounds_probes_equal_the_same_probes_trained_alone():
+    p = tiny_preset()
+    group = [probes.Probe(1, 2, 0, 40), probes.Probe(1, 2, 1, 70), probes.Probe(2, 4, 0, 55), probes.Probe(1, 2, 0, 90)]
+    alone, packed = train_alone_and_packed(p, group)
+    assert set(alone) == set(packed) == set(group)
+    for pr in group:
+        a, b = alone[pr], packed[pr]
+        assert (a["best_step"], a["steps_run"], a["early_stopped"]) == (b["best_step"], b["steps_run"], b["early_stopped"])
+        assert a["mem_acc"] == pytest.approx(b["mem_acc"], abs=1e-9)
+        assert a["mem_loss"] == pytest.approx(b["mem_loss"], rel=1e-4)
+        assert b["models_in_round"] == 4 and a["models_in_round"] == 1
+
+
+def search_once(p, runs, ckpt, calls, kill_at=None):
+    """rounds.run with train_probes recorded (and a KeyboardInterrupt, a kill, after kill_at probes)."""
+    real, written = rounds.train_probes, []
+
+    def recorded(group, p_, device, on_probe, skip=frozenset(), **kw):
+        calls.append([pr for pr in group if pr not in skip])
+
+        def on(pr, row):
+            on_probe(pr, row)
+            written.append(pr)
+            if kill_at is not None and len(written) == kill_at:
+                raise KeyboardInterrupt
+        return real(group, p_, device, on, skip=skip, **kw)
+    rounds.train_probes = recorded
+    try:
+        return rounds.run([(1, 2)], p, runs, torch.device("cpu"), ckpt, progress=False)
+    finally:
+        rounds.train_probes = real
+
+
+def test_a_killed_search_resumes_without_retraining_and_ends_as_one_run(tmp_path):
+    p = tiny_preset()
+    whole, calls = tmp_path / "whole", []
+    search_once(p, whole, tmp_path / "whole.ck", calls)
+    expected = ProbeStore(whole, p, 1, 2).table().drop(columns=["wall_time_s", "pack", "models_in_round", "segments"])
+
+    killed, first, second = tmp_path / "killed", [], []
+    with pytest.raises(KeyboardInterrupt):
+        search_once(p, killed, tmp_path / "killed.ck", first, kill_at=3)   # mid-round: one probe of round 2 done
+    t = ProbeStore(killed, p, 1, 2).table()
+    done = {probes.Probe(1, 2, int(r.seed), int(r.dataset_size), int(r.budget)) for r in t.itertuples()}
+    assert len(done) == 3 and (tmp_path / "killed.ck.plan.json").exists()
+    search_once(p, killed, tmp_path / "killed.ck", second)
+    trained = [pr for group in second for pr in group]
+    assert not set(trained) & done and len(trained) == len(set(trained))   # nothing finished is trained again
+    unfinished = [pr for pr in first[-1] if pr not in done]
+    assert second[0] == unfinished                                         # the killed round, resumed first
+    got = ProbeStore(killed, p, 1, 2).table().drop(columns=["wall_time_s", "pack", "models_in_round", "segments"])
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+    assert not (tmp_path / "killed.ck.plan.json").exists()
+    assert search_once(p, killed, tmp_path / "killed.ck", []) == 0                 # nothing left to train
+
+
+# ---- the grid, the row, the laws -------------------------------------------------------------------
+
+def test_architectures_probe_files_and_row_names():
+    p = quick_preset(heads=2, head_dim=4, heads_grid=[1, 2, 4], head_dim_grid=[2, 4, 8])
+    assert grid.architectures(p) == [(1, 4), (2, 4), (4, 4), (2, 2), (2, 8)]       # (2, 4) once
+    name = grid.run_name("quick", p, 4, 8)
+    assert grid.parse_run_name(f"results/capacity/runs/{name}") == (4, 8)
+    # a search knob changes the row's name but not its probes: a new threshold reuses every probe
+    other = {**p, "threshold": 0.9}
+    assert grid.run_name("quick", other, 4, 8) != name
+    assert grid.probe_folder(other, 4, 8) == grid.probe_folder(p, 4, 8)
+    assert grid.probe_folder({**p, "training": {**p["training"], "lr": 0.5}}, 4, 8) != grid.probe_folder(p, 4, 8)
+    assert grid.start_size(p, 4, 8) == round(p["start_bits"] * grid.params_of(p, 4, 8) / math.log2(100))
+
+
+def test_t_interval_and_pack_seconds():
+    mean, low, high = summary.t_interval([90.0, 100.0, 110.0])
+    assert mean == 100.0 and high - mean == pytest.approx(mean - low) and high - mean == pytest.approx(4.303 * 10 / 3 ** 0.5, rel=1e-3)
+    assert math.isnan(summary.t_interval([5.0])[1])
+    probes_ = pd.DataFrame({"pack": ["a", "a", "b"], "wall_time_s": [3.0, 5.0, 2.0]})
+    assert summary.pack_seconds(probes_) == 7.0                                      # each pack's longest
+
+
+def cap_rows(fn, xs, on="heads", seeds=3, noise=0.0, **extra):
+    rng = np.random.default_rng(1)
+    rows = []
+    for x in xs:
+        caps = [fn(x) * (1 + noise * rng.standard_normal()) for _ in range(seeds)]
+        rows.append({"heads": x if on == "heads" else 10, "head_dim": x if on == "head_dim" else 64,
+                     "seed_capacity": caps, "status": "closed", "budget_limited": False, **extra})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5, 1.3])
+def test_the_power_law_recovers_its_exponent(alpha):
+    law = aggregate.power_law(cap_rows(lambda h: 50 * h ** alpha, [1, 2, 5, 10, 20], noise=0.03), "heads")
+    assert law["ci_low"] < alpha < law["ci_high"] and law["ci_high"] - law["ci_low"] < 0.1
+
+
+def test_the_past_n_ratio_and_its_interval():
+    r = aggregate.ratio([200.0, 210.0, 190.0], [100.0, 105.0, 95.0])
+    assert r["statistic"] == pytest.approx(2.0) and r["ci_low"] < 2.0 < r["ci_high"]

@@ -112,8 +112,8 @@ def test_schema_defaults_are_filled_in():
 
 def test_capacity_checks_name_the_key():
     with pytest.raises(memcap_params.ParamsError) as err:
-        memcap_params.validate(_with("capacity.quick.start", 99999))
-    assert "capacity.quick.start: 99999 outside [t_min, t_max]" in str(err.value)
+        memcap_params.validate(_with("capacity.quick.t_min", 99999))
+    assert "capacity.quick.t_min: 99999 above pool 2048" in str(err.value)
 
 
 def test_resolved_params_file_is_named_by_its_content(tmp_path):

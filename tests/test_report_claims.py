@@ -157,14 +157,20 @@ def exact(name, column, values, **cols):
     return {name: pd.DataFrame({column: values, **cols})}
 
 
-def capacity(low, high, bound=5, falling=None):
-    """Search brackets; `falling`: per architecture, was the loss of the seeds that failed at `high` still
-    falling at their last step (None: not recorded, as the tables before it was)."""
+def capacity(low, high, bound=5, limited=None):
+    """Per architecture every seed's bracket: low = T*_min (the seeds' smallest T_pass), high = the seeds'
+    largest T_fail; `limited`: passed its budget check at 2x the steps (not judged)."""
     n = len(low)
-    miss = {} if falling is None else {"miss_loss_falling": falling, "miss_min_acc": 0.8,
-                                       "miss_best_steps": ["2000/2000" if f else "750/2000" for f in falling]}
-    return {"capacity": pd.DataFrame({"capacity_low": low, "capacity_high": high, "mlt_bound": [bound] * n,
-                                      "dpc_bound": [bound] * n, "heads": 1, "head_dim": 4, **miss})}
+    return {"capacity": pd.DataFrame({"capacity_min": low, "seed_high": [[h - 1, h] for h in high],
+                                      "mlt_bound": [bound] * n, "dpc_bound": [bound] * n, "heads": range(1, n + 1),
+                                      "head_dim": 4, "status": "closed",
+                                      "budget_limited": limited or [False] * n})}
+
+
+def capacity_law(name, point, low, high):
+    return {**capacity([6], [7]), "capacity_laws": pd.DataFrame({
+        "law": [name], "statistic": [point], "ci_low": [low], "ci_high": [high], "points": [21],
+        "rows": ["H=1, ..."], "meaning": [name]})}
 
 
 CHANCE = 1 / 30
@@ -263,17 +269,22 @@ CASES = [
     ("dpc_exp6_slope_ratio", "1.5×", exp6(1.5), REP),
     ("dpc_exp6_slope_ratio", "0.8×", exp6(0.8), NOT),
     ("dpc_exp6_slope_ratio", "1.3×, noisy", exp6(1.3, noise=0.03), INC),
-    # capacity by search: the bracket against the bound
+    # capacity by search: every seed's bracket against the bound; budget-limited rows are not judged
     ("capacity_above_mlt_bound", "above", capacity([6, 8], [7, 9]), REP),
     ("capacity_above_mlt_bound", "below", capacity([6, 2], [7, 3]), NOT),
-    ("capacity_above_mlt_bound", "bracket holds the bound", capacity([6, 4], [7, 8]), INC),
-    ("capacity_above_mlt_bound", "below, loss had stopped falling", capacity([6, 2], [7, 3], falling=[None, False]),
-     NOT),
-    ("capacity_above_mlt_bound", "below, loss still falling: the budget", capacity([6, 2], [7, 3], falling=[None, True]),
-     INC),
-    ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, np.nan]), REP),
+    ("capacity_above_mlt_bound", "a bracket holds the bound", capacity([6, 4], [7, 8]), INC),
+    ("capacity_above_mlt_bound", "below, but budget-limited: not judged", capacity([6, 2], [7, 3], limited=[False, True]),
+     REP),
+    ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, 9]), REP),
     ("capacity_vs_dpc_bound", "below", capacity([6, 2], [7, 3]), NOT),
-    ("capacity_vs_dpc_bound", "bracket holds the bound", capacity([6, 4], [7, 8]), INC),
+    ("capacity_vs_dpc_bound", "a bracket holds the count", capacity([6, 4], [7, 8]), INC),
+    # capacity's laws: α of T* ∝ H^α, and T*(2n) / T*(n)
+    ("capacity_linear_in_heads", "linear", capacity_law("alpha_heads", 1.02, 0.95, 1.09), REP),
+    ("capacity_linear_in_heads", "√H", capacity_law("alpha_heads", 0.5, 0.45, 0.55), NOT),
+    ("capacity_linear_in_heads", "noisy", capacity_law("alpha_heads", 0.9, 0.7, 1.1), INC),
+    ("capacity_no_gain_past_n", "flat", capacity_law("past_n_ratio", 1.01, 0.97, 1.05), REP),
+    ("capacity_no_gain_past_n", "doubles", capacity_law("past_n_ratio", 1.9, 1.8, 2.0), NOT),
+    ("capacity_no_gain_past_n", "noisy", capacity_law("past_n_ratio", 1.1, 0.9, 1.3), INC),
 ]
 
 
@@ -459,24 +470,13 @@ def test_a_claim_of_several_tests_shows_each_where_its_verdict_is_read():
     assert single.tests == "" and not claims.interval(single).startswith("(1)")
 
 
-def test_a_capacity_miss_says_whether_the_theorem_or_the_budget():
-    """A bracket below the bound was 'not reproduced' whatever the training did; a miss whose seeds were
-    still lowering their loss at the last step is the step budget's (inconclusive), one whose loss had
-    stopped stays a miss, and the detail says which."""
-    budget = row(capacity([6, 2], [7, 3], falling=[None, True]), "capacity_vs_dpc_bound")
-    assert budget.verdict == INC and "[2, 3) vs 5" in budget.detail
-    assert "best/last step 2000/2000: loss still falling at the last step: the budget, not the theorem" in budget.detail
-    stopped = row(capacity([6, 2], [7, 3], falling=[None, False]), "capacity_vs_dpc_bound")
-    assert stopped.verdict == NOT and "750/2000: loss had stopped falling: not the step budget" in stopped.detail
-
-
-def test_first_miss_reads_the_failed_seeds_at_capacity_high():
-    from memcap.capacity.search import first_miss
-
-    runs = pd.DataFrame({"mem_acc": [0.9, 0.95], "best_step": [2000, 1500], "steps_run": [2000, 2000]})
-    assert first_miss(runs) == {"miss_min_acc": 0.9, "miss_loss_falling": True, "miss_best_steps": "2000/2000, 1500/2000"}
-    assert first_miss(runs.iloc[1:])["miss_loss_falling"] is False
-    assert first_miss(runs.iloc[:0])["miss_loss_falling"] is None
+def test_a_budget_limited_capacity_is_named_not_judged():
+    """A row whose first failing T passes at 2x the steps has a lower bound for T*, not T*: it is left out
+    and the detail says so; with no row left the claim is skipped."""
+    r = row(capacity([6, 2], [7, 3], limited=[False, True]), "capacity_vs_dpc_bound")
+    assert r.verdict == REP and "H=2 d_h=4 not judged (budget-limited: passes at 2x the steps)" in r.detail
+    r = row(capacity([2], [3], limited=[True]), "capacity_above_mlt_bound")
+    assert r.verdict.startswith("skipped: no architecture to judge"), r.verdict
 
 
 def test_fig2c_needs_two_head_sizes_past_n():

@@ -73,10 +73,15 @@ def test_report_target_end_to_end(pipeline, pipeline_left, tmp_path):
     assert (project.root / "figures" / "report" / "bits.png").exists()
     cap = results.read_parquet(project.root / "results" / "capacity" / "tables" / "capacity.parquet")
     assert sorted(zip(cap.heads, cap.head_dim)) == [(1, 2), (2, 2)]
-    assert (cap.capacity_low >= 0).all() and (cap.evaluations <= 3).all()
-    assert ((cap.capacity_high.isna()) | (cap.capacity_high > cap.capacity_low)).all()
+    assert (cap.capacity_min >= 0).all() and (cap.probes <= 2 * 3 + 1).all()
+    for lows, highs in zip(cap.seed_low, cap.seed_high):
+        assert all(h is None or lo is None or h > lo for lo, h in zip(lows, highs))
     assert set(cap.family) == {"capacity"} and list(cap.mlt_bound) == [2, 3] and list(cap.dpc_bound) == [10, 12]
-    assert results.read_provenance(project.root / project.run_path("capacity", 1, 2))["params"]["max_evals"] == 3
+    assert results.read_provenance(project.root / project.run_path("capacity", 1, 2))["params"]["max_probes"] == 3
+    probes = results.read_parquet(project.root / "results" / "capacity" / "tables" / "probes.parquet")
+    assert set(probes.seed) == {0, 1} and probes.groupby(["heads", "seed"]).size().max() <= 4   # 3 + a check
+    assert "Capacity by search (scale: quick, QUICK STAND-IN" in (
+        project.root / "results" / "capacity" / "tables" / "capacity.md").read_text()
 
     page = rep / "index.html"
     pngs = sorted((project.root / "figures").glob("*/*.png"))

@@ -17,8 +17,7 @@ CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIG
 # pack; else one job an architecture. probes_per_round: k probes a seed a round (1: bisection).
 CAP_PACKED = pack_sizes(capacity_grid.FAMILY)[0] > 1
 CAP_K = _sizes("train", capacity_grid.FAMILY).get("probes_per_round", 1)
-CAP_SEARCH_SHELL = ("memcap capacity search --threads {threads} --probes-per-round " + str(CAP_K) +
-                    " --runs {output} > {log} 2>&1")
+CAP_SEARCH_SHELL = f"memcap capacity search --threads {{threads}} --probes-per-round {CAP_K} --runs {{output}} > {{log}} 2>&1"
 
 
 rule capacity:

@@ -43,7 +43,8 @@ def _sizes(kind, family):
     return {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
 
 
-PACK_SIZES = ("pack_models", "pack_mem_mb")   # how MLT jobs are packed, not what a job asks of the cluster
+# How jobs are packed (MLT) and how many probes a round trains (capacity): not what a job asks of the cluster.
+PACK_SIZES = ("pack_models", "pack_mem_mb", "probes_per_round")
 
 
 def pack_sizes(family):

@@ -100,7 +100,8 @@ rule report_html:
         scorecard=f"{REP}/tables/scorecard.parquet",
         forest=REP_FOREST[0],
         bits=f"{REP}/tables/bits.md",
-        capacity=f"{CAP}/tables/capacity.parquet",
+        capacity=CAP_TABLE["capacity"],
+        capacity_laws=CAP_TABLE["laws"],
         tables=list(REP_MD.values()),
         figures=REP_PNGS,
     output:
@@ -113,4 +114,4 @@ rule report_html:
     resources: **res("light")
     shell:
         "memcap report html --scorecard {input.scorecard} --forest {input.forest} --bits-md {input.bits} "
-        "--capacity {input.capacity} {params.tables} --figures {input.figures} --out {output} > {log} 2>&1"
+        "--capacity {input.capacity} --capacity-laws {input.capacity_laws} {params.tables} --figures {input.figures} --out {output} > {log} 2>&1"

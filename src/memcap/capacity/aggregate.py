@@ -8,8 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-
 from memcap import results
 from memcap.bounds import associations, memorization_bound
 from memcap.capacity import grid
@@ -75,6 +73,8 @@ def _seed_points(cap: pd.DataFrame, x: str) -> tuple[np.ndarray, np.ndarray]:
 def power_law(cap: pd.DataFrame, x: str) -> dict:
     """T* ∝ x^α: least squares of log capacity on log x over every seed's capacity; α's t interval
     (n − 2 degrees of freedom), the prefactor for the figure."""
+    from scipy import stats   # here, not at import: Snakemake imports this module to name the tables
+
     xs, ys = _seed_points(cap, x)
     if len(set(xs)) < 3:
         return {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan, "prefactor": math.nan, "points": len(xs)}
@@ -86,6 +86,8 @@ def power_law(cap: pd.DataFrame, x: str) -> dict:
 
 def ratio(a: list[float], b: list[float], seed: int = 0) -> dict:
     """mean(a) / mean(b) with a percentile bootstrap interval, seeds resampled within each."""
+    from scipy import stats
+
     a, b = np.asarray(a, float), np.asarray(b, float)
     if len(a) < 2 or len(b) < 2:
         return {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan}
@@ -116,15 +118,21 @@ def laws(cap: pd.DataFrame, p: dict) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def markdown(cap: pd.DataFrame, law: pd.DataFrame, scale: str) -> str:
-    """The capacity table and the laws as markdown (pandas' to_markdown)."""
+def shown(cap: pd.DataFrame) -> pd.DataFrame:
+    """The capacity table as a reader sees it (markdown here, HTML in the report)."""
     def ci(v, lo, hi, digits=0):
         return "–" if pd.isna(v) else f"{v:,.{digits}f} [{lo:,.{digits}f}, {hi:,.{digits}f}]"
 
     def brackets(r):
         return " ".join(f"[{lo:,}, {hi:,})" if lo is not None and hi is not None else "open"
                         for lo, hi in zip(r.seed_low, r.seed_high))
-    shown = pd.DataFrame({
+
+    def check(r):
+        if pd.isna(r.budget_check_T):
+            return "–"
+        verdict = "passes: budget-limited, T* is a lower bound" if r.budget_limited else "fails"
+        return f"T={int(r.budget_check_T):,} (seed {int(r.budget_check_seed)}): {r.budget_check_acc:.4f}, {verdict}"
+    return pd.DataFrame({
         "H": cap.heads, "d_h": cap.head_dim,
         "T* [95% CI]": [ci(r.capacity, r.capacity_ci_low, r.capacity_ci_high) for r in cap.itertuples()],
         "T*_min": cap.capacity_min, "seeds' brackets [T_pass, T_fail)": [brackets(r) for r in cap.itertuples()],
@@ -132,17 +140,25 @@ def markdown(cap: pd.DataFrame, law: pd.DataFrame, scale: str) -> str:
         "bits/param [95% CI]": [ci(r.bits_per_param, r.bits_ci_low, r.bits_ci_high, 3) for r in cap.itertuples()],
         "max bits/param": cap.max_bits_per_param.round(3),
         "MLT bound": cap.mlt_bound, "DPC count": cap.dpc_bound,
-        "budget check (2x steps)": [("–" if pd.isna(r.budget_check_T) else
-                                     f"T={int(r.budget_check_T):,}: {r.budget_check_acc:.4f}"
-                                     f"{' budget-limited: T* is a lower bound' if r.budget_limited else ''}")
-                                    for r in cap.itertuples()],
-        "status": cap.status})
-    laws_shown = pd.DataFrame({"law": law.meaning, "estimate [95% CI]": [
+        "2x steps at the first failing T": [check(r) for r in cap.itertuples()], "status": cap.status})
+
+
+def laws_shown(law: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"law": law.meaning, "estimate [95% CI]": [
         "–" if pd.isna(r.statistic) else f"{r.statistic:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in law.itertuples()],
         "from": law.rows})
-    first = cap.iloc[0] if len(cap) else None
+
+
+def title(cap: pd.DataFrame, scale: str) -> str:
     scale = f"{scale}, {scale_note(scale)}" if scale_note(scale) else scale
-    head = (f"Capacity by search (scale: {scale}; d = {first.input_dim}, n = {first.context_size}, "
-            f"C = {first.num_classes}, {first.context} context, {first.seeds} seeds, threshold "
-            f"{first.threshold})" if first is not None else f"Capacity by search (scale: {scale})")
-    return (f"# {head}\n\n{shown.to_markdown(index=False)}\n\n## Laws\n\n{laws_shown.to_markdown(index=False)}\n")
+    if not len(cap):
+        return f"Capacity by search (scale: {scale})"
+    r = cap.iloc[0]
+    return (f"Capacity by search (scale: {scale}; d = {r.input_dim}, n = {r.context_size}, C = {r.num_classes}, "
+            f"{r.context} context, {r.seeds} seeds, memorized = train accuracy >= {r.threshold})")
+
+
+def markdown(cap: pd.DataFrame, law: pd.DataFrame, scale: str) -> str:
+    """The capacity table and the laws as markdown (pandas' to_markdown)."""
+    return (f"# {title(cap, scale)}\n\n{shown(cap).to_markdown(index=False)}\n\n## Laws\n\n"
+            f"{laws_shown(law).to_markdown(index=False)}\n")

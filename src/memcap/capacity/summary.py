@@ -19,6 +19,8 @@ def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
     mean = float(x.mean()) if len(x) else math.nan
     if len(x) < 2:
         return mean, math.nan, math.nan
+    if np.all(x == x[0]):   # no spread among the seeds: the interval is the point
+        return mean, mean, mean
     low, high = stats.t.interval(confidence, len(x) - 1, loc=mean, scale=stats.sem(x))
     return mean, float(low), float(high)
 

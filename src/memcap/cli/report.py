@@ -53,6 +53,7 @@ def register(sub) -> None:
     p.add_argument("--scorecard", required=True)
     p.add_argument("--bits-md", required=True)
     p.add_argument("--capacity", help="the capacity family's table")
+    p.add_argument("--capacity-laws", help="the capacity family's fitted laws")
     p.add_argument("--table", action="append", default=[], metavar="NAME=PATH", help="markdown table to include")
     p.add_argument("--forest", help="the forest plot (PNG), shown on the first screen")
     p.add_argument("--figures", nargs="*", default=[], help="PNG figures (figures/<family>/<name>.png), in page order")
@@ -128,7 +129,8 @@ def _html(args) -> None:
     params = load_params(args)
     card = results.read_parquet(args.scorecard)
     cap = results.read_parquet(args.capacity) if args.capacity else None
+    laws = results.read_parquet(args.capacity_laws) if args.capacity_laws else None
     tables = {name: Path(p).read_text() for name, p in _named(args.table).items()}
     page = html.build(card, Path(args.bits_md).read_text(), cap, [Path(f) for f in args.figures], tables,
-                      memcap_params.scale_label(params), Path(args.forest) if args.forest else None)
+                      memcap_params.scale_label(params), Path(args.forest) if args.forest else None, laws)
     results.write_text(page, args.out)

@@ -38,8 +38,10 @@ CAPTIONS = {
     "dpc/exp5": "DPC Exp 5 (Fig 3): MLP ahead at mid sizes, attention linear (claim dpc_exp5_mlp_mid_aot_linear).",
     "dpc/exp6": "DPC Exp 6 (Fig 4): slope ≈ 1.3–1.7× the bound's (claim dpc_exp6_slope_ratio).",
     "dpc/kl": "DPC Prop 3, Thm 2, LS vs WLS: KL next to its bound (claim dpc_theory_kl_bounds).",
-    "capacity/capacity": "Capacity by bracketing search vs H and vs d_h, beside MLT's H(min(n,d_h)−1)+1 and DPC's "
-                         "H·d_h + d (claims capacity_above_mlt_bound, capacity_vs_dpc_bound).",
+    "capacity/capacity": "Capacity T* (the largest T each seed memorizes, mean over seeds, 95% CI) vs H and vs d_h on "
+                         "log axes, beside MLT's H(min(n,d_h)−1)+1, DPC's H·d_h + d and the fitted power law "
+                         "(claims capacity_above_mlt_bound, capacity_vs_dpc_bound, capacity_linear_in_heads, "
+                         "capacity_no_gain_past_n).",
     "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
                      "on the DPC authors' published means.",
     "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
@@ -122,7 +124,8 @@ def _compact(card: pd.DataFrame) -> str:
 
 
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
-          tables: dict[str, str], scale: str, forest: Path | None = None) -> str:
+          tables: dict[str, str], scale: str, forest: Path | None = None,
+          capacity_laws: pd.DataFrame | None = None) -> str:
     """The whole page as one string (figures inlined, no external resource). The first screen answers
     "did it reproduce?" (a compact table and the forest plot); the tests and details fold away."""
     notes = [f"rows at {s}: {scale_note(s)}" for s in sorted(set(card.scale)) if scale_note(s)]
@@ -144,9 +147,18 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
              _scorecard_html(card, claims.PROPERTY, "properties"), "</details>",
              "<h2>Bits per parameter</h2>", f"<pre>{html.escape(bits_md)}</pre>"]
     if capacity is not None and len(capacity):
-        cols = ["heads", "head_dim", "context_size", "input_dim", "capacity_low", "capacity_high", "status",
-                "mlt_bound", "dpc_bound", "param_count", "evaluations", "trace"]
-        parts += ["<h2>Capacity by search</h2>", capacity[cols].to_html(index=False, na_rep="–")]
+        from memcap.capacity import aggregate as capacity_aggregate
+
+        parts += ["<h2>Capacity by search</h2>",
+                  "<p>Per architecture, each seed's bracket [T_pass, T_fail) of the smallest T it does not memorize, "
+                  "T* (the mean of the seeds' geometric middles) with its 95% t interval, and T*·log2 C / params in "
+                  "bits per parameter beside both papers' counts; the first failing T trained at 2x the steps says "
+                  "whether the step budget limits T*.</p>",
+                  f"<p>{html.escape(capacity_aggregate.title(capacity, str(capacity.scale.iloc[0])))}</p>",
+                  capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity")]
+        if capacity_laws is not None:
+            parts += ["<h3>Laws</h3>", capacity_aggregate.laws_shown(capacity_laws).to_html(
+                index=False, na_rep="–", table_id="capacity-laws")]
     parts.append("<h2>Figures</h2>")
     parts += [_img(p) for p in figures]
     if tables:

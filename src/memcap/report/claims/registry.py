@@ -14,6 +14,7 @@ INPUTS = {"mlt_runs": ("mlt_synthetic", "runs"), "theory_construct": ("theory", 
           "theory_rank_bounds": ("theory", "rank_bounds"), "theory_saturation": ("theory", "saturation"),
           "assumption_checks": ("assumptions", "checks"), "dpc_runs": ("dpc", "runs"),
           "dpc_summary": ("dpc", "summary"), "dpc_theory": ("dpc", "kl"), "capacity": ("capacity", "capacity"),
+          "capacity_laws": ("capacity", "laws"),
           "dpc_fidelity": ("dpc", "fidelity")}   # the authors' means (memcap.report.claims.authors)
 INPUT_FAMILY = {name: family for name, (family, _) in INPUTS.items()}
 
