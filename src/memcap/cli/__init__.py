@@ -22,7 +22,8 @@ from memcap.provenance import pin as pin_code   # not `provenance`: the name of 
 from memcap.quick_exit import skip_final_collection
 
 # One module per family, in the order of the pipeline; each adds its commands.
-FAMILIES = ("params", "mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report", "provenance", "suite")
+FAMILIES = ("params", "mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report", "provenance", "suite",
+            "bundle")
 
 
 def add_params_args(p: argparse.ArgumentParser) -> None:
