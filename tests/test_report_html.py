@@ -77,3 +77,18 @@ def test_page_is_self_contained_with_captions(tmp_path):
     assert 'id="fig-theory-capacity"' in text and 'id="fig-capacity-capacity"' in text
     assert all(c.claim_id in text for c in claims.CLAIMS)
     assert "QUICK STAND-IN" in text
+
+
+def test_every_table_is_an_html_table_and_every_section_opens_with_a_sentence(tmp_path):
+    """The markdown tables (bits, the families' tables) are HTML tables, never text in a <pre>; each
+    <h2>/<h3> section's first element is a sentence saying what it shows."""
+    bits = pd.DataFrame({"family": ["mlt_synthetic"], "bits/param mean": [0.1]}).to_markdown(index=False)
+    fam = "# A title\n\n" + pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_markdown(index=False)
+    text = html.build(claims.scorecard({}, "quick"), f"# bits\n\n{bits}\n", None, [], {"Provenance": fam}, "quick")
+    assert "<pre>" not in text and text.count("<table") >= 5, text[-3000:]
+    assert re.search(r"<td[^>]*>x</td>", text) and re.search(r"<th[^>]*>bits/param mean</th>", text)
+    assert "<h4>A title</h4>" in text
+    for head in re.finditer(r"<h([23])>(.*?)</h\1>\s*(\S{0,9})", text):
+        assert head.group(3).startswith("<p>"), (head.group(2), head.group(3))
+    broken = html.tables_html("| a |\n|---|\n| 1 |")
+    assert "<table>" in broken and "<pre>" not in html.tables_html("plain text")

@@ -104,3 +104,35 @@ def test_report_target_end_to_end(pipeline, pipeline_left, tmp_path):
     project.edit_params(lambda p: p["capacity"]["quick"].update(head_dim_grid=[2, 4]))
     dry = project.snakemake("-n", "capacity", env=env).stdout
     assert project.run_path("capacity", 1, 4) in dry and re.search(r"capacity_search\s+1\n", dry), dry
+
+
+def test_how_each_result_was_made_matches_the_run_files(pipeline):
+    """The report's how_made table (results/report/tables/how_made.*) is the run files' own record: per MLT
+    sweep and DPC experiment, as many jobs and the same job-hours as their files hold, the seeds they
+    trained and the commit in their provenance; the capacity probes likewise per architecture."""
+    root = pipeline.root
+    made = results.read_parquet(root / "results/report/tables/how_made.parquet").set_index(["family", "part"])
+    for family, part in (("mlt_synthetic", "sweep"), ("dpc", "experiment")):
+        files = sorted((root / "results" / family / "runs").rglob("*.parquet"))
+        assert files
+        per_part: dict = {}
+        for f in files:
+            df = pd.read_parquet(f)
+            rec = per_part.setdefault(df[part].iloc[0], {"jobs": 0, "seconds": 0.0, "seeds": set(), "commits": set()})
+            rec["jobs"] += 1
+            rec["seconds"] += float(df.wall_time_s.max())
+            rec["seeds"] |= set(df.seed)
+            rec["commits"].add(results.read_provenance(f)["git_commit"][:7])
+        for name, rec in per_part.items():
+            row = made.loc[(family, name)]
+            assert row.jobs == rec["jobs"] and row.job_hours == pytest.approx(rec["seconds"] / 3600), (family, name)
+            assert row.device == "cpu" and row.packs == 0 and row.wall_hours == pytest.approx(row.job_hours)
+            assert {c.removesuffix("-dirty") for c in row.commits.split(", ")} == rec["commits"]
+            assert row.seeds.replace(" ", "") in {",".join(map(str, sorted(rec["seeds"]))),
+                                                  f"{min(rec['seeds'])}-{max(rec['seeds'])}"}
+    probes = list((root / "results/capacity/runs/probes").rglob("*.parquet"))
+    cap = made.loc["capacity"]
+    assert cap.jobs.sum() == len(probes) and len(cap) == 2                 # two architectures
+    md = (root / "results/report/tables/how_made.md").read_text()
+    assert md.startswith("# How each result was made") and "| mlt_synthetic" in md
+    assert "How each result was made" in (root / "results/report/index.html").read_text()

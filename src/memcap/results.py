@@ -121,6 +121,21 @@ def read_parquet(paths: str | os.PathLike | list) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def read_runs(paths: list) -> pd.DataFrame:
+    """Training jobs' run files, one after the other, each row with how its job was made, from the
+    file's provenance: `job` (the file's name below runs/), `pack` (the pack it trained in; '' alone;
+    a row that names its own pack keeps it) and `git_commit` (the commit of its code)."""
+    frames = []
+    for path in paths:
+        df, prov = read_parquet(path), read_provenance(path)
+        df["job"] = str(path).split("/runs/", 1)[-1].removesuffix(".parquet")
+        if "pack" not in df:
+            df["pack"] = Path((prov.get("pack") or {}).get("checkpoint", "")).stem
+        df["git_commit"] = prov.get("git_commit", "unknown")
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def unreadable(paths: list[str | os.PathLike]) -> list[str]:
     """The messages for those of `paths` that exist but whose Parquet footer cannot be read (cheap:
     the footer only), so a run can stop before any job instead of deep inside an aggregation."""

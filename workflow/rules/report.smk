@@ -16,7 +16,7 @@ REP_TABLES = {name: FAMILY_TABLES[family][table] for name, (family, table) in re
 REP_MD = {"MLT runs summary": MLT_TABLE["summary"], "MLT theory summary": TH_TABLE["summary"],
           "DPC fitted slopes": DPC_TABLE["fits_md"], "Table 1": ASM_TABLE["table1_md"],
           "Table 3": ASM_TABLE["table3_md"], "DPC fidelity (ours vs the authors)": DPC_TABLE["fidelity_md"],
-          "Provenance": f"{REP}/tables/provenance.md"}
+          "Provenance": f"{REP}/tables/provenance.md", "How each result was made": f"{REP}/tables/how_made.md"}
 REP_PNGS = [f for f in MLT_FIGURES + TH_FIGURES + DPC_FIGURES + ASM_FIGURES + CAP_FIGURES + REP_FIGURES
             if f.endswith(".png")]
 
@@ -31,6 +31,7 @@ rule report:
         f"{REP}/tables/bits.parquet",
         f"{REP}/tables/bits.md",
         f"{REP}/tables/provenance.md",
+        f"{REP}/tables/how_made.md",
         REP_FIGURES,
         REP_FOREST,
         f"{REP}/index.html",
@@ -74,6 +75,25 @@ rule report_provenance:
     resources: **res("light")
     shell:
         "memcap report provenance {params.inputs} --out {output.table} --md {output.md} > {log} 2>&1"
+
+
+rule report_how_made:
+    """How each result was made: per family, sweep and device the seeds, jobs, hours, packs and commits
+    that the run files record."""
+    input:
+        mlt=MLT_TABLE["runs"],
+        dpc=DPC_TABLE["runs"],
+        capacity=CAP_TABLE["probes"],
+    output:
+        table=f"{REP}/tables/how_made.parquet",
+        md=in_report(f"{REP}/tables/how_made.md", "report"),
+    log:
+        "logs/report/how_made.log",
+    threads: threads_of("light")
+    resources: **res("light")
+    shell:
+        "memcap report how-made --mlt-runs {input.mlt} --dpc-runs {input.dpc} --capacity-probes {input.capacity} "
+        "--out {output.table} --md {output.md} > {log} 2>&1"
 
 
 rule report_bits:

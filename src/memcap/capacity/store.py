@@ -35,7 +35,7 @@ class ProbeStore:
         files = sorted(self.folder.glob("seed*_T*_x*.parquet"))
         if not files:
             return pd.DataFrame(columns=COLUMNS)
-        return results.read_parquet(files).reindex(columns=COLUMNS)
+        return results.read_runs(files).reindex(columns=[*COLUMNS, "git_commit"])
 
     def outcomes(self, seeds: list[int], budget: int = 1) -> dict[int, dict[int, bool]]:
         """{seed: {T: passed}} of the probes at this budget (passed: accuracy >= the threshold)."""

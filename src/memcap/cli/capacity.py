@@ -66,7 +66,7 @@ def _aggregate(args) -> None:
     params = load_params(args)
     p = memcap_params.preset(params, grid.FAMILY)
     scale = memcap_params.scale_of(params, grid.FAMILY)
-    probes = aggregate.probes(args.runs, p)
+    probes = aggregate.probes(args.runs, p).assign(scale=scale)
     cap = aggregate.table(results.read_parquet(args.runs), probes)
     laws = aggregate.laws(cap, p)
     meta = results.provenance(p, scale=scale, inputs=args.runs)

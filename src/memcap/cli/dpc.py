@@ -82,7 +82,7 @@ def _aggregate(args) -> None:
     from memcap.dpc import aggregate
 
     params = load_params(args)
-    runs = results.read_parquet(args.inputs)
+    runs = results.read_runs(args.inputs)
     meta = results.provenance(_preset(params), scale=memcap_params.scale_of(params, "dpc"), inputs=args.inputs)
     results.write_parquet(runs, args.runs, meta)
     results.write_parquet(aggregate.summarise(runs), args.summary, meta)

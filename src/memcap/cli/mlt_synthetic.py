@@ -149,7 +149,7 @@ def _aggregate(args) -> None:
 
     params = load_params(args)
     sweeps = resolve(params[FAMILY], memcap_params.scale_of(params, FAMILY))
-    table, metrics = aggregate_runs(results.read_parquet(args.inputs), {k: s["label"] for k, s in sweeps.items()})
+    table, metrics = aggregate_runs(results.read_runs(args.inputs), {k: s["label"] for k, s in sweeps.items()})
     results.write_parquet(table, args.out, results.provenance(params[FAMILY], inputs=args.inputs,
                                                               scale=memcap_params.scale_of(params, "mlt_synthetic")))
     results.write_json(metrics, args.metrics)

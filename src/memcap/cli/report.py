@@ -39,6 +39,15 @@ def register(sub) -> None:
     p.add_argument("--md", required=True, help="tables/provenance.md")
     p.set_defaults(func=_provenance)
 
+    p = sub.add_parser("how-made", help="how each result was made: seeds, jobs, device, hours, packs, commits")
+    add_params_args(p)
+    p.add_argument("--mlt-runs")
+    p.add_argument("--dpc-runs")
+    p.add_argument("--capacity-probes")
+    p.add_argument("--out", required=True, help="tables/how_made.parquet")
+    p.add_argument("--md", required=True, help="tables/how_made.md")
+    p.set_defaults(func=_how_made)
+
     p = sub.add_parser("bits", help="bits per parameter of both families' trained models + its figure")
     add_params_args(p)
     p.add_argument("--mlt-runs")
@@ -104,6 +113,19 @@ def _provenance(args) -> None:
     df = provenance_table.table(named, claims.INPUT_FAMILY, provenance.read_notes())
     results.write_parquet(df, args.out, _meta(params, inputs=list(named.values())))
     results.write_text(provenance_table.markdown(df), args.md)
+
+
+def _how_made(args) -> None:
+    from memcap import results
+    from memcap.report import how_made
+
+    params = load_params(args)
+    read = {k: results.read_parquet(v) if v else None for k, v in
+            (("mlt", args.mlt_runs), ("dpc", args.dpc_runs), ("capacity", args.capacity_probes))}
+    t = how_made.table(read["mlt"], read["dpc"], read["capacity"])
+    inputs = [v for v in (args.mlt_runs, args.dpc_runs, args.capacity_probes) if v]
+    results.write_parquet(t, args.out, _meta(params, inputs=inputs))
+    results.write_text(how_made.markdown(t), args.md)
 
 
 def _bits(args) -> None:

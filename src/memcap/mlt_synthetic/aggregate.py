@@ -29,6 +29,8 @@ RUN_COLUMNS = {
     "memorized": "mem_acc * T", "memorized_above_chance": "(mem_acc - 1/C) T / (1 - 1/C)",
     "rank_bound": "H (min(n, d_h) - 1) + 1, Theorem 1's exact-label count",
     "bits_per_param": "memorized_bits / param_count",
+    "job": "the run file below runs/ (one job: a grid point's seed group)",
+    "pack": "the pack the job trained in ('' alone)", "git_commit": "the commit of the code that trained it",
 }
 
 
