@@ -1,6 +1,6 @@
 # memcap: the two commands of the README, plus helpers. Every target sets itself up on a fresh machine.
 #   make reproduce   # set up, restore the published results (no training), retrain what params made stale
-#   make test        # set up, start a local single-node SLURM, run the test suite
+#   make test        # set up, start a local single-node SLURM and sshd, run the test suite
 #   make retrain     # every family trained again from nothing at the quick preset (no cache)
 SHELL := /bin/bash
 VENV ?= .venv
@@ -51,6 +51,7 @@ publish: setup
 # takes tests from the busy one).
 test: setup
 	bash tools/slurm-up.sh
+	bash tools/sshd-up.sh            # a local SSH server: the lab remote's round trip over ssh://
 	bash tools/install-chromium.sh   # headless Chromium for the HTML report test
 	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal --durations=25
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import infra_helpers as ih
-from conftest import Project, log_of
+from conftest import REPO, Project, log_of
 
 pytestmark = pytest.mark.e2e
 STAGES = ("mlt_synthetic", "theory")
@@ -195,3 +197,40 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone
     assert failed.returncode == 1
     assert "not on that remote" in failed.stderr and "make retrain" in failed.stderr, failed.stderr
     assert "Traceback" not in failed.stderr + failed.stdout
+
+
+SSHD = Path("/tmp/memcap-sshd")   # tools/sshd-up.sh (`make test` starts it)
+
+
+def _lab_remote(project, url: str, env: dict) -> None:
+    """The README's lab remote over SSH, as a user sets it up (in .dvc/config.local, not committed)."""
+    project.run("dvc", "remote", "add", "--local", "--force", "lab", url, env=env)
+    project.run("dvc", "remote", "modify", "--local", "lab", "keyfile", str(SSHD / "id_ed25519"), env=env)
+    project.run("dvc", "remote", "default", "--local", "lab", env=env)
+
+
+def test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_nothing_retrains(restored, tmp_path):
+    """A lab's remote over SSH (Debian's openssh-server on localhost, tools/sshd-up.sh; dvc[ssh]): what
+    one clone pushes, a fresh clone without the published remote pulls with `make pull`'s script, and
+    then neither DVC nor Snakemake has work."""
+    if not (SSHD / "sshd.pid").exists():
+        pytest.skip("SKIPPED: no local SSH server (bash tools/sshd-up.sh; `make test` starts it)")
+    import getpass
+
+    port = (SSHD / "sshd_config").read_text().split("Port ", 1)[1].split()[0]
+    url = f"ssh://{getpass.getuser()}@127.0.0.1:{port}{tmp_path / 'lab-store'}"
+    env = ih.code_env(restored.root)
+    _lab_remote(restored, url, env)
+    pushed = restored.run("dvc", "push", env=env, timeout=600)
+    assert "pushed" in pushed.stdout + pushed.stderr, pushed.stdout[-2000:]
+    assert any((tmp_path / "lab-store").rglob("*"))                       # the objects went over SSH
+
+    fresh = Project(tmp_path / "fresh")
+    subprocess.run(["git", "clone", "-q", str(REPO), str(fresh.root)], check=True)
+    shutil.rmtree(fresh.root / "published" / "dvc-remote")                 # nothing but the lab remote
+    env = ih.code_env(fresh.root)
+    _lab_remote(fresh, url, env)
+    pulled = fresh.run("bash", "tools/dvc-pull.sh", env=env, timeout=900)
+    assert "restored from the DVC remote 'lab'" in pulled.stdout + pulled.stderr, pulled.stdout[-2000:]
+    assert "Data and pipelines are up to date" in fresh.run("dvc", "status", env=env).stdout
+    assert "Nothing to be done" in fresh.run("snakemake", "-n", env=env).stdout

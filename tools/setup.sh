@@ -8,7 +8,7 @@ PIP="$VENV/bin/pip --disable-pip-version-check -q"
 # Pin torch explicitly: on a CPU machine 2.13.0 is the local CPU wheel; a bare `torch` (or a package
 # that asks for a newer one) would bring several GB of CUDA wheels.
 $PIP install "torch==2.13.0" 2> >(grep -v "WARNING: Location" >&2)
-$PIP install -e ".[assumptions,test]" 2> >(grep -v "WARNING: Location" >&2)
+$PIP install -e ".[assumptions,test,ssh]" 2> >(grep -v "WARNING: Location" >&2)
 # Real GPT-2 BPE ranks for the text assumption checks (sha256-checked), if the script is present.
 if [ -x tools/fetch-gpt2-bpe.sh ] || [ -f tools/fetch-gpt2-bpe.sh ]; then
   bash tools/fetch-gpt2-bpe.sh data/gpt2-bpe
