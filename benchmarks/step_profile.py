@@ -8,7 +8,7 @@ reorder or fuse; the eager step is profiled (a CUDA graph replays the same kerne
 profiler's own cost inflates small ops (an index_select of 0.46 ms timed by hand shows as 2 ms).
 
     python benchmarks/step_profile.py                                   # random contexts, H = 20, n = 40, 2 models
-    python benchmarks/step_profile.py --device cuda --models 256 --n 32 # a GPU pack (a loan's first minute)
+    python benchmarks/step_profile.py --device cuda --models 256 --n 32 # a GPU pack (a minute)
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ Prints, measured now on this machine:
      presets run: packing changes nothing there.
 
     python benchmarks/train_throughput.py [--threads 1] [--seconds 3] [--project-seconds 0.4] [--device cuda]
-    python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference   # a short GPU loan
+    python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference   # a GPU in a few minutes
     python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference --cuda-graphs
         # every GPU step replayed from a CUDA graph (memcap.mlt_synthetic.graphed), as train-pack
         # --cuda-graphs trains; benchmarks/graph_check.py checks that it gives the eager numbers

@@ -1,6 +1,7 @@
 """The architecture the layout promises: one-way imports, torch-free validation, commands by family."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -155,3 +156,33 @@ def test_snakemake_lint_finds_nothing_but_the_environment_advice(tmp_path):
     assert findings, out.stdout + out.stderr      # the linter ran and printed its usual advice
     others = [f for f in findings if "conda environment or container" not in f]
     assert not others, others
+
+
+# Words that speak of how memcap was built (its sessions, loans of machines), not of what a user runs.
+HOW_IT_WAS_BUILT = re.compile(r"\b(sessions?|lent|loans?)\b", re.IGNORECASE)
+DATED = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")   # a dated diary line in the docs
+USER_FACING = ("README.md", "docs", "params.yaml", "src", "tools", "benchmarks")
+
+
+def how_it_was_built(text: str, dated: bool = False) -> list[str]:
+    """The lines of `text` that narrate how memcap was built instead of saying what a user runs."""
+    return [line.strip() for line in text.splitlines()
+            if HOW_IT_WAS_BUILT.search(line) or (dated and DATED.search(line))]
+
+
+def test_the_repository_speaks_to_its_users_not_of_how_it_was_built():
+    files = subprocess.run(["git", "ls-files", "--", *USER_FACING], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    found = {}
+    for name in files:
+        path = ROOT / name
+        if not path.is_file() or path.suffix in (".png", ".pdf", ".parquet", ".pt", ".JPEG", ".gz"):
+            continue
+        lines = how_it_was_built(path.read_text(errors="ignore"), dated=name.startswith("docs/"))
+        if lines:
+            found[name] = lines[:3]
+    assert not found, found
+    # a case that fails: the words the check exists for
+    assert how_it_was_built("Fig 4 left: 7 jobs on a lent H200 in the fifth session; loans end.") != []
+    assert how_it_was_built("**Fig 2c (2026-11-27).** Its jobs ...", dated=True) != []
+    assert how_it_was_built("One job a grid point, resumed from its checkpoint.") == []

@@ -204,7 +204,8 @@ def test_dvc_repro_with_bad_params_stops_before_any_output_is_deleted(restored, 
 @pytest.mark.e2e
 def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it(restored):
     """The README's example: a preset of your own trains exactly its points; no published run changes;
-    `make pull` then restores the published tables and figures and keeps your runs."""
+    `make pull` then restores the published tables and figures and keeps your runs, and `dvc repro`
+    (as `make reproduce` runs it) has nothing to do."""
     root, env = restored.root, ih.code_env(restored.root)
     readme = (REPO / "README.md").read_text()
     example = "# mine.yaml" + readme.split("# mine.yaml", 1)[1].split("```", 1)[0]
@@ -226,6 +227,15 @@ def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_i
     final = _digest(root)
     assert {f: final[f] for f in before} == before             # the published state, whole
     assert all(final[f] == after[f] for f in mine)             # and your runs, kept
+    # then `make reproduce`'s dvc repro: your runs are invisible to DVC (.dvcignore), so no stage runs,
+    # dvc.lock and every tracked file stay as they are, and nothing asks for a push
+    lock = (root / "dvc.lock").read_bytes()
+    repro = restored.run("dvc", "repro", env=env, timeout=900)
+    said = repro.stdout + repro.stderr
+    assert "Running stage" not in said and "dvc push" not in said, said[-3000:]
+    assert (root / "dvc.lock").read_bytes() == lock
+    assert restored.run("git", "status", "--porcelain", "--untracked-files=no").stdout == ""
+    assert all(_digest(root)[f] == after[f] for f in mine)
 
 
 @pytest.mark.e2e

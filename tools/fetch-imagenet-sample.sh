@@ -9,8 +9,7 @@
 # ImageNet's terms of access apply (non-commercial research); they are fetched, never committed.
 #
 # Where from, in this order:
-#   1. a local copy, $MEMCAP_IMAGENET_SAMPLE_SRC (default: ../shared/data/imagenet-val-1300 beside the
-#      repository), when that folder exists;
+#   1. a local copy, $MEMCAP_IMAGENET_SAMPLE_SRC, when it is set and that folder exists;
 #   2. otherwise that repository at that commit ($MEMCAP_IMAGENET_SAMPLE_URL overrides the base URL).
 # Either way every image is checked against tools/imagenet-sample/SHA256SUMS, which ships in the repository
 # with labels.txt (the repository's dataset.txt: file, class index) and synset_words.txt
@@ -25,7 +24,7 @@ DEST="${1:-data/imagenet-sample}"
 DEST="${DEST%/}"
 COMMIT="aded2e9f22cd8fe0745aa57356c68cb95457aad9"
 MANIFEST="${MEMCAP_IMAGENET_SAMPLE_MANIFEST:-$HERE/imagenet-sample}"
-SRC="${MEMCAP_IMAGENET_SAMPLE_SRC:-$REPO/../shared/data/imagenet-val-1300}"
+SRC="${MEMCAP_IMAGENET_SAMPLE_SRC:-}"
 URL="${MEMCAP_IMAGENET_SAMPLE_URL:-https://raw.githubusercontent.com/VeriSilicon/acuity-dataset/$COMMIT/ILSVRC2012_VAL_SET/data}"
 SUMS="$MANIFEST/SHA256SUMS"
 TEXT_FILES=(labels.txt synset_words.txt)
@@ -86,7 +85,7 @@ if [[ -d "$SRC" ]]; then
     done
 else
     from="$URL"
-    echo "$me: $SRC absent; downloading ${#NAMES[@]} images from $URL"
+    echo "$me: ${SRC:-no local copy named (MEMCAP_IMAGENET_SAMPLE_SRC)}${SRC:+ absent}; downloading ${#NAMES[@]} images from $URL"
     command -v curl >/dev/null || die "curl is needed to download the images"
     conf="$stage/.curl"
     for name in "${NAMES[@]}"; do

@@ -13,13 +13,14 @@ $PIP install -e ".[assumptions,test,ssh]" 2> >(grep -v "WARNING: Location" >&2)
 if [ -x tools/fetch-gpt2-bpe.sh ] || [ -f tools/fetch-gpt2-bpe.sh ]; then
   bash tools/fetch-gpt2-bpe.sh data/gpt2-bpe
 fi
-# The 1300-image ImageNet validation sample of the `imagenet` assumption track (sha256-checked), copied when
-# this machine has the shared copy; no download here (tools/fetch-imagenet-sample.sh downloads it).
-IMAGENET_SRC="${MEMCAP_IMAGENET_SAMPLE_SRC:-../shared/data/imagenet-val-1300}"
-if [ -d "$IMAGENET_SRC" ]; then
+# The 1300-image ImageNet validation sample of the `imagenet` assumption track (sha256-checked), copied from
+# a local copy when MEMCAP_IMAGENET_SAMPLE_SRC names one; no download here (tools/fetch-imagenet-sample.sh
+# downloads it from its public source).
+IMAGENET_SRC="${MEMCAP_IMAGENET_SAMPLE_SRC:-}"
+if [ -n "$IMAGENET_SRC" ] && [ -d "$IMAGENET_SRC" ]; then
   MEMCAP_IMAGENET_SAMPLE_SRC="$IMAGENET_SRC" bash tools/fetch-imagenet-sample.sh data/imagenet-sample \
     || echo "setup: the ImageNet sample was not installed (above); the imagenet rows of Table 1 will say SKIPPED"
 else
-  echo "setup: skipped the ImageNet sample ($IMAGENET_SRC absent): the imagenet rows of Table 1 will say" \
+  echo "setup: skipped the ImageNet sample (no MEMCAP_IMAGENET_SAMPLE_SRC): the imagenet rows of Table 1 will say" \
        "SKIPPED; to download it (GitHub VeriSilicon/acuity-dataset, sha256-checked): tools/fetch-imagenet-sample.sh"
 fi

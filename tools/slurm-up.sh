@@ -6,7 +6,7 @@
 #   snakemake --profile slurm --profile tests/profiles/slurm-local ...   # then submit through sbatch
 # Needs root (apt-get, daemons, /etc/slurm). Four fake GPUs (gres backed by /dev/null, /dev/zero,
 # /dev/full, /dev/urandom) so that `--gpus`/`--gres=gpu` requests schedule and jobs see
-# CUDA_VISIBLE_DEVICES. Traps found on this kind of machine (../shared/spec/pipeline.md §2):
+# CUDA_VISIBLE_DEVICES. Traps found on this kind of machine:
 #   - without slurmdbd, sacct fails (and the plugin's sacct status checks would wait forever): the
 #     tests add tests/profiles/slurm-local (`slurm-status-command: squeue`) to the shipped profile;
 #     squeue only sees finished jobs for MinJobAge seconds (>= 120 needed; 600 here);

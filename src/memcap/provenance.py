@@ -136,8 +136,8 @@ _SAME_CODE: dict[tuple, str | None] = {}
 
 def commit_with_that_code(state: dict[str, Any], repo: str | os.PathLike = ".") -> str | None:
     """A later commit of this history whose code is exactly the recorded difference: a machine that got
-    a copy of a commit's work tree on an older checkout (a lent GPU machine's copy keeps the session's
-    first commit as HEAD) records HEAD plus the difference; if the files that differed, the new ones
+    a copy of a commit's work tree on an older checkout (a GPU machine's copy of the working tree keeps
+    an earlier commit as HEAD) records HEAD plus the difference; if the files that differed, the new ones
     and the SHA-256 of the difference are those between HEAD and a later commit, that commit's code
     made the result. None when no commit's code is that."""
     commit, want = state["commit"], state.get("code_diff_sha256")

@@ -1,4 +1,4 @@
-"""A long run at some families' presets (the papers' scale) that outlives a session and a machine.
+"""A long run at some families' presets (the papers' scale) that outlives a job and a machine.
 
 The run's files are those of its families at its presets: run files (results/<family>/runs/<preset>/,
 MLT's attention/<preset>/), theory's tables at that scale, and the checkpoints of finished and

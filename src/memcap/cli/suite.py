@@ -1,8 +1,8 @@
-"""suite: a run of some families at a preset (the papers' scale) over several sessions and machines.
+"""suite: a run of some families at a preset (the papers' scale) that outlives a machine.
 
     memcap suite run --scale dpc=paper --scale theory=paper dpc theory   # train what is left
     memcap suite snapshot                  # DVC-track what is finished (wip/suite) and push it
-    memcap suite run                       # next session, any machine: restore it, train the rest
+    memcap suite run                       # later, any machine: restore it, train the rest
     memcap suite run --first scale_head_shared   # those MLT sweeps' jobs before the others
     memcap suite finish                    # every job done: params.yaml's scale, aggregate, dvc.lock
 
@@ -18,11 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-HELP = "long runs at the papers' scale, resumable across sessions (run | snapshot | finish)"
+HELP = "long runs at the papers' scale, resumable on any machine (run | snapshot | finish)"
 
 
 def register(sub) -> None:
-    for name, text in (("run", "restore what earlier sessions finished, then train the rest"),
+    for name, text in (("run", "restore what earlier runs finished, then train the rest"),
                        ("snapshot", "copy what is finished into wip/suite, DVC-track it, push it (published remote)"),
                        ("finish", "every job done: set params.yaml's scale, aggregate, record in dvc.lock")):
         p = sub.add_parser(name, help=text, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -110,7 +110,7 @@ def _run(args) -> None:
     one_thread = [f"{rule}=1" for f in families for rule in suite.TRAIN_RULES.get(f, [])]
     first = suite.first_runs(scales, args.first) if args.first else []
     prioritize = ["--prioritize", *first] if first else []
-    # a session's end kills the run and leaves Snakemake's lock behind; only this command runs here
+    # a killed run leaves Snakemake's lock behind; only this command runs here
     if any(Path(".snakemake/locks").glob("*")):     # (a Snakemake start of its own only when there is one)
         _sh("snakemake", "--unlock", "--configfile", config, "--quiet", "all", capture=True)
     subprocess.run(["snakemake", "--cores", args.cores, "--set-threads", *one_thread, "--configfile", config,
