@@ -223,3 +223,12 @@ def test_the_largest_paper_point_asks_for_the_memory_its_data_needs():
     assert mlt_grid.job_mem_mb(mlt_grid.sweep_settings(preset, "head_saturation_h4"), 4, 550, class_mb) == class_mb
     assert np.isfinite(peak)
 
+
+
+def test_a_job_treats_denormals_as_zero_on_the_cpu():
+    """memcap.runtime.prepare flushes float32 denormals (a trained model's tiny gradients and moments
+    otherwise take the CPU's slow path); before it, the same product keeps its denormal."""
+    code = ("import torch; from memcap import runtime; tiny = torch.tensor([1e-40]); "
+            "before = float(tiny * 1.0); runtime.prepare(1); print(before, float(tiny * 1.0))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert float(out[0]) > 0 and float(out[1]) == 0.0, out
