@@ -25,8 +25,11 @@ COLUMNS = ["family", "scale", "heads", "head_dim", "context_size", "input_dim", 
            "param_count", "bits_per_param", "bits_ci_low", "bits_ci_high", "max_memorized_bits",
            "max_bits_per_param", "budget_check_seed", "budget_check_T", "budget_check_acc", "budget_limited",
            "probes", "probes_per_round", "train_seconds", "device"]
-# Capacity's anchors in bits per parameter (the report draws them beside ours).
-ANCHORS = {"Cover / Gardner: perceptron": 2.0, "Allen-Zhu & Li": 2.0, "Morris et al. (fp32)": 3.83,
+# Published capacities in bits per parameter, drawn and listed beside ours: the perceptron (Cover 1965,
+# Gardner 1988: 2 bits a weight), language models storing knowledge (Allen-Zhu & Li 2024: 2 bits a
+# parameter), GPT-style models on random data (Morris et al. 2025: 3.6, 3.83 in fp32), and after heavy
+# tuning (Collins et al.: ~5).
+ANCHORS = {"Cover / Gardner (perceptron)": 2.0, "Allen-Zhu & Li": 2.0, "Morris et al. (fp32)": 3.83,
            "Collins et al. (tuned)": 5.0}
 
 
@@ -123,9 +126,11 @@ def shown(cap: pd.DataFrame) -> pd.DataFrame:
     def ci(v, lo, hi, digits=0):
         return "–" if pd.isna(v) else f"{v:,.{digits}f} [{lo:,.{digits}f}, {hi:,.{digits}f}]"
 
+    def end(v) -> str:
+        return "–" if v is None or pd.isna(v) else f"{int(v):,}"
+
     def brackets(r):
-        return " ".join(f"[{lo:,}, {hi:,})" if lo is not None and hi is not None else "open"
-                        for lo, hi in zip(r.seed_low, r.seed_high))
+        return " ".join(f"[{end(lo)}, {end(hi)})" for lo, hi in zip(r.seed_low, r.seed_high))
 
     def check(r):
         if pd.isna(r.budget_check_T):
@@ -158,7 +163,11 @@ def title(cap: pd.DataFrame, scale: str) -> str:
             f"{r.context} context, {r.seeds} seeds, memorized = train accuracy >= {r.threshold})")
 
 
+def anchors_text() -> str:
+    return "Published capacities in bits per parameter: " + "; ".join(f"{k} {v:g}" for k, v in ANCHORS.items()) + "."
+
+
 def markdown(cap: pd.DataFrame, law: pd.DataFrame, scale: str) -> str:
     """The capacity table and the laws as markdown (pandas' to_markdown)."""
-    return (f"# {title(cap, scale)}\n\n{shown(cap).to_markdown(index=False)}\n\n## Laws\n\n"
-            f"{laws_shown(law).to_markdown(index=False)}\n")
+    return (f"# {title(cap, scale)}\n\n{shown(cap).to_markdown(index=False)}\n\n{anchors_text()}\n\n"
+            f"## Laws\n\n{laws_shown(law).to_markdown(index=False)}\n")

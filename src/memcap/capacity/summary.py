@@ -40,7 +40,7 @@ def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, pr
     brackets = {s: bracket(o) for s, o in outcomes.items()}
     statuses = {s: status(b, p) for s, b in brackets.items()}
     every_closed = all(st == CLOSED for st in statuses.values())
-    caps = [brackets[s].middle() for s in seeds]
+    caps = [brackets[s].middle() if statuses[s] == CLOSED else math.nan for s in seeds]   # a closed bracket's middle
     mean, low, high = t_interval(caps) if every_closed else (math.nan, math.nan, math.nan)
     check = budget_probe(brackets)
     budget_row = (probes[(probes.budget == p["budget_factor"]) & (probes.seed == check[0])

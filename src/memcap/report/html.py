@@ -195,7 +195,8 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
                   "bits per parameter beside both papers' counts; the first failing T trained at 2x the steps says "
                   "whether the step budget limits T*.</p>",
                   f"<p>{html.escape(capacity_aggregate.title(capacity, str(capacity.scale.iloc[0])))}</p>",
-                  capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity")]
+                  capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),
+                  f"<p>{html.escape(capacity_aggregate.anchors_text())}</p>"]
         if capacity_laws is not None:
             parts += ["<h3>Laws</h3>", "<p>Exponents of T* ∝ x^α fitted over every seed's capacity (t interval), "
                       "and the capacity ratio past n with a bootstrap interval over seeds.</p>",

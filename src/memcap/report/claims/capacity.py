@@ -41,7 +41,8 @@ def _above(t, bound: str) -> Outcome:
     fraction sure, interval = [sure, possible] fraction."""
     c, ok = _judged_rows(t)
     sure = ok.capacity_min >= ok[bound]
-    missed = ok.seed_high.map(lambda hs: all(h is not None for h in hs) and max(hs)) <= ok[bound]
+    missed = ok.seed_high.map(lambda hs: max(hs) if all(h is not None and not pd.isna(h) for h in hs)
+                              else float("inf")) <= ok[bound]
     n = len(ok)
     text = f"{int(sure.sum())}/{n} architectures at or above the bound (every seed's T_pass)"
     text += "".join(f"; H={r.heads} d_h={r.head_dim}: T*_min {r.capacity_min:,} vs {getattr(r, bound):,}"
