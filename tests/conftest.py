@@ -41,6 +41,7 @@ SLOWEST = {
     "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 43,
     "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 27,
     "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 21,
+    "test_capacity.py::test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each": 30,
     "test_bundle.py::test_a_deadline_stops_a_pack_midway_and_the_bundles_give_the_runs_snakemake_trains": 45,
     "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 19,
 }

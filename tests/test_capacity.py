@@ -233,3 +233,39 @@ def test_the_power_law_recovers_its_exponent(alpha):
 def test_the_past_n_ratio_and_its_interval():
     r = aggregate.ratio([200.0, 210.0, 190.0], [100.0, 105.0, 95.0])
     assert r["statistic"] == pytest.approx(2.0) and r["ci_low"] < 2.0 < r["ci_high"]
+
+
+# ---- end to end: one job an architecture (a CPU) and one pack job for all (a GPU preset) -----------
+
+def _tiny_project(p):
+    from conftest import tiny_capacity
+
+    tiny_capacity(p)
+
+
+@pytest.mark.e2e
+def test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each(tmp_path):
+    """resources pack_models > 1: Snakemake plans one capacity_search_pack job for every missing row,
+    each round one pack of all open architectures' probes; with one probe a seed a round it trains the
+    probes the per-architecture jobs train, to the same numbers, so the rows are the same."""
+    from conftest import copy_project
+
+    alone, packed = copy_project(tmp_path / "alone"), copy_project(tmp_path / "packed")
+    alone.edit_params(_tiny_project)
+    packed.edit_params(lambda p: (_tiny_project(p), p["resources"]["quick"]["train"].update(pack_models=8)))
+    dry = packed.snakemake("-n", "capacity").stdout
+    assert "capacity_search_pack" in dry and "rule capacity_search:" not in dry, dry[-2000:]
+    assert "rule capacity_search:" in alone.snakemake("-n", "capacity").stdout
+    alone.snakemake("capacity")
+    packed.snakemake("capacity")
+    timing = ["wall_time_s", "pack", "models_in_round", "git_commit", "segments"]
+    a = pd.read_parquet(alone.root / "results/capacity/tables/probes.parquet").drop(columns=timing)
+    b = pd.read_parquet(packed.root / "results/capacity/tables/probes.parquet")
+    assert (b.models_in_round > 3).any()                       # architectures trained together
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.drop(columns=timing).reset_index(drop=True),
+                                  check_exact=False, rtol=1e-4)
+    rows = ["capacity", "capacity_min", "seed_low", "seed_high", "status", "budget_limited"]
+    ta = pd.read_parquet(alone.root / "results/capacity/tables/capacity.parquet")[rows]
+    tb = pd.read_parquet(packed.root / "results/capacity/tables/capacity.parquet")[rows]
+    pd.testing.assert_frame_equal(ta, tb)
+    assert "Nothing to be done" in packed.snakemake("-n", "capacity").stdout
