@@ -1,8 +1,12 @@
-"""Capacity by search: the largest dataset size T that every seed of an MLT architecture memorizes.
+"""Capacity by search: per MLT architecture and seed, the largest dataset size T the layer memorizes.
 
-grid.py       params preset -> the architectures searched (H grid at fixed d_h, d_h grid at fixed H)
-search.py     the bracketing search over T, each step trained by the MLT family's grid-point trainer
-aggregate.py  the family table (bracket, both papers' bounds)
-figures.py    capacity vs H and vs d_h beside both bounds
+grid.py       params preset -> the architectures, what a probe trains, where probes and rows live (torch-free)
+search.py     a seed's bracket [T_pass, T_fail) and its next probes (torch-free)
+probes.py     a round's probes trained as one pack by the MLT family's model and training loop
+rounds.py     the search in rounds, resumable from the probe files and the round's checkpoint
+store.py      one Parquet a probe
+summary.py    an architecture's row: the seeds' capacities, T* with its t interval, the budget check
+aggregate.py  the family's tables (bounds, bits per parameter, the fitted laws, every probe)
+figures.py    T* vs H and vs d_h beside both bounds and the fitted law; bits per parameter
 checks.py     what JSON Schema cannot say about the `capacity` section (torch-free)
 """
