@@ -266,10 +266,10 @@ def tiny_mlt(params: dict, sweeps: tuple[str, ...] = ("scale_head_shared",)) -> 
 
 
 def tiny_capacity(p: dict) -> None:
-    """Two architectures, two seeds, at most 3 probes a seed, under a second a probe."""
-    training = {"lr": 1.0e-2, "batch_size": 64, "epochs": 1, "min_steps": 40, "eval_every": 20, "early_stop": True}
+    """Two architectures, two seeds, at most 4 probes a seed, a fraction of a second a probe."""
+    training = {"lr": 2.0e-2, "batch_size": 64, "epochs": 1, "min_steps": 300, "eval_every": 50, "early_stop": True}
     p["capacity"]["quick"].update(seeds=[0, 1], heads=1, head_dim=2, heads_grid=[1, 2], head_dim_grid=[2],
-                                  start_bits=0.05, pool=128, rel_tol=0.5, max_probes=3, training=training)
+                                  start_bits=0.05, pool=128, rel_tol=1.0, max_probes=4, training=training)
 
 
 def preempted_on_call(n: int, real, calls: list, label):

@@ -73,13 +73,13 @@ def test_report_target_end_to_end(pipeline, pipeline_left, tmp_path):
     assert (project.root / "figures" / "report" / "bits.png").exists()
     cap = results.read_parquet(project.root / "results" / "capacity" / "tables" / "capacity.parquet")
     assert sorted(zip(cap.heads, cap.head_dim)) == [(1, 2), (2, 2)]
-    assert (cap.capacity_min >= 0).all() and (cap.probes <= 2 * 3 + 1).all()
+    assert (cap.capacity_min >= 0).all() and (cap.probes <= 2 * 4 + 1).all()
     for lows, highs in zip(cap.seed_low, cap.seed_high):
         assert all(h is None or lo is None or h > lo for lo, h in zip(lows, highs))
     assert set(cap.family) == {"capacity"} and list(cap.mlt_bound) == [2, 3] and list(cap.dpc_bound) == [10, 12]
-    assert results.read_provenance(project.root / project.run_path("capacity", 1, 2))["params"]["max_probes"] == 3
+    assert results.read_provenance(project.root / project.run_path("capacity", 1, 2))["params"]["max_probes"] == 4
     probes = results.read_parquet(project.root / "results" / "capacity" / "tables" / "probes.parquet")
-    assert set(probes.seed) == {0, 1} and probes.groupby(["heads", "seed"]).size().max() <= 4   # 3 + a check
+    assert set(probes.seed) == {0, 1} and probes.groupby(["heads", "seed"]).size().max() <= 5   # 4 + a check
     assert "Capacity by search (scale: quick, QUICK STAND-IN" in (
         project.root / "results" / "capacity" / "tables" / "capacity.md").read_text()
 
@@ -112,7 +112,7 @@ def test_how_each_result_was_made_matches_the_run_files(pipeline):
     trained and the commit in their provenance; the capacity probes likewise per architecture."""
     root = pipeline.root
     made = results.read_parquet(root / "results/report/tables/how_made.parquet").set_index(["family", "part"])
-    for family, part in (("mlt_synthetic", "sweep"), ("dpc", "experiment")):
+    for family, part, seed in (("mlt_synthetic", "sweep", "seed"), ("dpc", "experiment", "repetition")):
         files = sorted((root / "results" / family / "runs").rglob("*.parquet"))
         assert files
         per_part: dict = {}
@@ -121,7 +121,7 @@ def test_how_each_result_was_made_matches_the_run_files(pipeline):
             rec = per_part.setdefault(df[part].iloc[0], {"jobs": 0, "seconds": 0.0, "seeds": set(), "commits": set()})
             rec["jobs"] += 1
             rec["seconds"] += float(df.wall_time_s.max())
-            rec["seeds"] |= set(df.seed)
+            rec["seeds"] |= set(df[seed])
             rec["commits"].add(results.read_provenance(f)["git_commit"][:7])
         for name, rec in per_part.items():
             row = made.loc[(family, name)]

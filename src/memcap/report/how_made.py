@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+# seeds: the seeds trained (DPC: its repetitions, whose seeds derive from them)
 COLUMNS = ["family", "part", "scale", "device", "seeds", "jobs", "job_hours", "wall_hours", "packs", "pack_models",
            "commits"]
 
 
 def _seeds(s: pd.Series) -> str:
     values = sorted(int(v) for v in s.dropna().unique())
-    if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+    if len(values) > 2 and values[-1] - values[0] + 1 == len(values):   # consecutive
         return f"{values[0]}-{values[-1]}"
     return ", ".join(map(str, values))
 
@@ -29,9 +30,10 @@ def _commits(s: pd.Series) -> str:
     return ", ".join(short)
 
 
-def jobs_table(rows: pd.DataFrame, family: str, part: str, models: str | None = "models_in_job") -> pd.DataFrame:
-    """Rows of one family's runs table (job, pack, git_commit, device, seed, wall_time_s) -> one row per
-    (part, scale, device)."""
+def jobs_table(rows: pd.DataFrame, family: str, part: str, models: str | None = "models_in_job",
+               seed: str = "seed") -> pd.DataFrame:
+    """Rows of one family's runs table (job, pack, git_commit, device, a seed column, wall_time_s) -> one
+    row per (part, scale, device)."""
     out = []
     for (name, scale, device), g in rows.groupby([part, "scale", "device"], sort=True):
         per_job = g.groupby("job").agg(seconds=("wall_time_s", "max"), pack=("pack", "first"),
@@ -39,7 +41,7 @@ def jobs_table(rows: pd.DataFrame, family: str, part: str, models: str | None = 
         packed = per_job[per_job.pack != ""]
         alone = per_job[per_job.pack == ""]
         packs = packed.groupby("pack").agg(seconds=("seconds", "max"), models=("models", "first"))
-        out.append({"family": family, "part": name, "scale": scale, "device": device, "seeds": _seeds(g.seed),
+        out.append({"family": family, "part": name, "scale": scale, "device": device, "seeds": _seeds(g[seed]),
                     "jobs": len(per_job), "job_hours": per_job.seconds.sum() / 3600,
                     "wall_hours": (alone.seconds.sum() + packs.seconds.sum()) / 3600, "packs": len(packs),
                     "pack_models": ", ".join(str(int(m)) for m in sorted(packs.models)) if len(packs) else "",
@@ -53,7 +55,7 @@ def table(mlt: pd.DataFrame | None, dpc: pd.DataFrame | None, capacity: pd.DataF
     if mlt is not None and "job" in mlt:
         parts.append(jobs_table(mlt, "mlt_synthetic", "sweep"))
     if dpc is not None and "job" in dpc:
-        parts.append(jobs_table(dpc, "dpc", "experiment"))
+        parts.append(jobs_table(dpc, "dpc", "experiment", seed="repetition"))   # its seeds derive from these
     if capacity is not None and "git_commit" in capacity and len(capacity):
         probes = capacity.assign(job=capacity.heads.astype(str) + "/" + capacity.head_dim.astype(str) + "/"
                                  + capacity.seed.astype(str) + "/" + capacity.dataset_size.astype(str) + "x"
@@ -67,7 +69,7 @@ def table(mlt: pd.DataFrame | None, dpc: pd.DataFrame | None, capacity: pd.DataF
 
 
 def markdown(t: pd.DataFrame) -> str:
-    shown = t.assign(job_hours=t.job_hours.round(2), wall_hours=t.wall_hours.round(2))
+    shown = t.assign(job_hours=t.job_hours.round(3), wall_hours=t.wall_hours.round(3))
     return ("# How each result was made (from the run files: seeds, jobs, device, hours, packs, commits)\n\n"
             "job-hours: each job's training time, summed; wall-hours: a pack's time counted once (its "
             "longest job), a job alone its own.\n\n" + shown.to_markdown(index=False) + "\n")
