@@ -275,6 +275,8 @@ CASES = [
     ("capacity_above_mlt_bound", "a bracket holds the bound", capacity([6, 4], [7, 8]), INC),
     ("capacity_above_mlt_bound", "below, but budget-limited: not judged", capacity([6, 2], [7, 3], limited=[False, True]),
      REP),
+    ("capacity_above_mlt_bound", "every seed fails below t_min, under the bound",
+     {"capacity": capacity([6, 0], [7, 3])["capacity"].assign(status=["closed", "seed 0: below t_min"])}, NOT),
     ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, 9]), REP),
     ("capacity_vs_dpc_bound", "below", capacity([6, 2], [7, 3]), NOT),
     ("capacity_vs_dpc_bound", "a bracket holds the count", capacity([6, 4], [7, 8]), INC),

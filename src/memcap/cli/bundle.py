@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from memcap.cli import add_params_args
+from memcap.cli import add_params_args, load_params
 
 HELP = "train runs where Snakemake is not installed (until a deadline), and take the bundle back in"
 
@@ -78,7 +78,7 @@ def _train(args) -> None:
     from memcap.mlt_synthetic import grid
 
     start, since = time.monotonic(), time.time()
-    params = memcap_params.load(args.params, {"scale": args.scale} if args.scale else {})
+    params = load_params(args)
     scale = memcap_params.scale_of(params, grid.FAMILY)
     sweeps = grid.resolve(params[grid.FAMILY], scale)
     selected = jobs.select(sweeps, jobs.parse_specs(args.sweeps), args.only)

@@ -1,7 +1,7 @@
 """Capacity-search claims: the papers' counts and scaling claims judged on capacity itself (T*, the
-largest T each seed memorizes) instead of on accuracy at fixed T. A row whose budget check passed
-(T* is then a lower bound: memcap.capacity.aggregate.judged) or whose seeds did not all close is not
-judged; the detail names it."""
+largest T each seed memorizes) instead of on accuracy at fixed T. A row whose budget check passed (T*
+is then a lower bound) is not judged; the laws also need every seed's bracket closed
+(memcap.capacity.aggregate.judged); the detail names what was left out."""
 
 from __future__ import annotations
 
@@ -20,26 +20,22 @@ LINEAR_IN_H = Region(0.9, float("inf"))
 NO_GAIN = Region(0.0, 1.1)
 
 
-def _not_judged(c: pd.DataFrame) -> str:
-    left = c[~c.index.isin(judged(c).index)]
+def _not_judged(c: pd.DataFrame, ok: pd.DataFrame | None = None) -> str:
+    left = c[~c.index.isin((judged(c) if ok is None else ok).index)]
     return "".join(f"; H={r.heads} d_h={r.head_dim} not judged ("
                    + ("budget-limited: passes at 2x the steps" if r.budget_limited else r.status) + ")"
                    for r in left.itertuples())
 
 
-def _judged_rows(t) -> tuple[pd.DataFrame, pd.DataFrame]:
-    c = _rows(t["capacity"], "capacity")
-    ok = judged(c)
-    if ok.empty:
-        raise Skip("no architecture to judge" + _not_judged(c))
-    return c, ok
-
-
 def _above(t, bound: str) -> Outcome:
-    """Each seed brackets its capacity in [T_pass, T_fail): an architecture meets the bound for sure when
-    every seed's T_pass >= bound, misses it for sure when every seed's T_fail <= bound. statistic =
-    fraction sure, interval = [sure, possible] fraction."""
-    c, ok = _judged_rows(t)
+    """Each seed brackets its capacity in [T_pass, T_fail) (a bracket the search left open, or one below
+    t_min, still bounds it): an architecture meets the bound for sure when every seed's T_pass >= bound,
+    misses it for sure when every seed's T_fail <= bound. Budget-limited rows are not judged.
+    statistic = fraction sure, interval = [sure, possible] fraction."""
+    c = _rows(t["capacity"], "capacity")
+    ok = c[~c.budget_limited.fillna(False).astype(bool)]
+    if ok.empty:
+        raise Skip("no architecture to judge" + _not_judged(c, ok))
     sure = ok.capacity_min >= ok[bound]
     missed = ok.seed_high.map(lambda hs: max(hs) if all(h is not None and not pd.isna(h) for h in hs)
                               else float("inf")) <= ok[bound]
@@ -47,7 +43,7 @@ def _above(t, bound: str) -> Outcome:
     text = f"{int(sure.sum())}/{n} architectures at or above the bound (every seed's T_pass)"
     text += "".join(f"; H={r.heads} d_h={r.head_dim}: T*_min {r.capacity_min:,} vs {getattr(r, bound):,}"
                     for r in ok[~sure].itertuples())
-    return outcome(sure.mean(), sure.sum() / n, 1 - missed.sum() / n, Region(1, 1), text + _not_judged(c))
+    return outcome(sure.mean(), sure.sum() / n, 1 - missed.sum() / n, Region(1, 1), text + _not_judged(c, ok))
 
 
 def _law(t, name: str) -> pd.Series:
@@ -61,8 +57,8 @@ def _law(t, name: str) -> pd.Series:
 
 @claim("capacity_above_mlt_bound", PROPERTY, "MLT", "Theorem 1 (capacity by search)",
        "Trained capacity is at least H(min(n, d_h) − 1) + 1",
-       "every judged architecture's seeds all memorize the MLT bound (T_pass >= bound); one whose seeds all fail "
-       "at or below it is a miss; otherwise inconclusive", Region(1, 1), ["capacity"],
+       "every architecture's seeds all memorize the MLT bound (T_pass >= bound); one whose seeds all fail at or "
+       "below it is a miss; otherwise inconclusive; a budget-limited row is not judged", Region(1, 1), ["capacity"],
        "T = H(min(n, d_h) − 1) + 1", "MLT Theorem 1")
 def capacity_mlt(t):
     return _above(t, "mlt_bound")
@@ -70,8 +66,8 @@ def capacity_mlt(t):
 
 @claim("capacity_vs_dpc_bound", PROPERTY, "DPC", "Corollary 1 (capacity by search)",
        "Trained capacity is at least H·d_h + d (DPC's count of memorized associations)",
-       "every judged architecture's seeds all memorize H·d_h + d (T_pass >= count); one whose seeds all fail at or "
-       "below it is a miss; otherwise inconclusive", Region(1, 1), ["capacity"], "H·d_h + d associations",
+       "every architecture's seeds all memorize H·d_h + d (T_pass >= count); one whose seeds all fail at or "
+       "below it is a miss; otherwise inconclusive; a budget-limited row is not judged", Region(1, 1), ["capacity"], "H·d_h + d associations",
        "DPC Corollary 1")
 def capacity_dpc(t):
     return _above(t, "dpc_bound")
