@@ -228,6 +228,7 @@ def test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_
     fresh = Project(tmp_path / "fresh")
     subprocess.run(["git", "clone", "-q", str(REPO), str(fresh.root)], check=True)
     shutil.rmtree(fresh.root / "published" / "dvc-remote")                 # nothing but the lab remote
+    shutil.copytree(REPO / "data" / "gpt2-bpe", fresh.root / "data" / "gpt2-bpe")   # what make setup fetches
     env = ih.code_env(fresh.root)
     _lab_remote(fresh, url, env)
     pulled = fresh.run("bash", "tools/dvc-pull.sh", env=env, timeout=900)
