@@ -100,25 +100,33 @@ def ratio(a: list[float], b: list[float], seed: int = 0) -> dict:
             "ci_high": res.confidence_interval.high}
 
 
-def laws(cap: pd.DataFrame, p: dict) -> pd.DataFrame:
-    """The papers' claims on capacity: α of T* ∝ H^α on the H grid (MLT: linear), β of T* ∝ d_h^β
-    below n, and T*(d_h = 2n) / T*(d_h = n) at the d_h grid's H (MLT: no gain past n). Only rows
-    a claim may be judged on (judged) enter; `rows` says which."""
-    ok, n = judged(cap), p["context_size"]
-    on_h = ok[ok.head_dim == p["head_dim"]]
-    on_dh = ok[ok.heads == p["heads"]]
+def _laws_on(rows: pd.DataFrame, p: dict, suffix: str, note: str) -> list[dict]:
+    n = p["context_size"]
+    on_h = rows[rows.head_dim == p["head_dim"]]
+    on_dh = rows[rows.heads == p["heads"]]
     below = on_dh[on_dh.head_dim <= n]
-    out = [{"law": "alpha_heads", "meaning": f"T* ∝ H^α at d_h = {p['head_dim']}", **power_law(on_h, "heads"),
-            "rows": ", ".join(f"H={h}" for h in on_h.heads)},
-           {"law": "beta_head_dim_below_n", "meaning": f"T* ∝ d_h^β for d_h <= n = {n} at H = {p['heads']}",
+    out = [{"law": "alpha_heads" + suffix, "meaning": f"T* ∝ H^α at d_h = {p['head_dim']}{note}",
+            **power_law(on_h, "heads"), "rows": ", ".join(f"H={h}" for h in on_h.heads)},
+           {"law": "beta_head_dim_below_n" + suffix, "meaning": f"T* ∝ d_h^β for d_h <= n = {n} at H = {p['heads']}{note}",
             **power_law(below, "head_dim"), "rows": ", ".join(f"d_h={d}" for d in below.head_dim)}]
     at_n, at_2n = on_dh[on_dh.head_dim == n], on_dh[on_dh.head_dim == 2 * n]
     r = (ratio(at_2n.seed_capacity.iloc[0], at_n.seed_capacity.iloc[0]) if len(at_n) and len(at_2n)
          else {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan})
-    out.append({"law": "past_n_ratio", "meaning": f"T*(d_h = {2 * n}) / T*(d_h = {n}) at H = {p['heads']}", **r,
-                "prefactor": math.nan, "points": len(at_n) + len(at_2n),
+    out.append({"law": "past_n_ratio" + suffix, "meaning": f"T*(d_h = {2 * n}) / T*(d_h = {n}) at H = {p['heads']}{note}",
+                **r, "prefactor": math.nan, "points": len(at_n) + len(at_2n),
                 "rows": f"d_h={n} and d_h={2 * n}" if len(at_n) and len(at_2n) else "missing"})
-    return pd.DataFrame(out)
+    return out
+
+
+def laws(cap: pd.DataFrame, p: dict) -> pd.DataFrame:
+    """The papers' claims on capacity: α of T* ∝ H^α on the H grid (MLT: linear), β of T* ∝ d_h^β
+    below n, and T*(d_h = 2n) / T*(d_h = n) at the d_h grid's H (MLT: no gain past n). The claims
+    read the laws of the rows they may be judged on (judged; `rows` says which); the same laws over
+    every closed row, budget-limited ones as the lower bounds they are, follow as `<law>_all`, for
+    reading only."""
+    closed = cap[cap.status == "closed"]
+    return pd.DataFrame(_laws_on(judged(cap), p, "", "")
+                        + _laws_on(closed, p, "_all", " (every closed row; budget-limited ones are lower bounds)"))
 
 
 def shown(cap: pd.DataFrame) -> pd.DataFrame:
