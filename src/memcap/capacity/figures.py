@@ -52,6 +52,7 @@ def _bits_panel(ax, cap: pd.DataFrame) -> None:
     for (name, bits), color in zip(ANCHORS.items(), ("grey", "silver", "tab:red", "tab:brown")):
         ax.axhline(bits, color=color, lw=0.8, ls="--", label=f"{name}: {bits:g}")
     ax.set(xscale="log", yscale="log", xlabel="parameters", ylabel="bits per parameter")
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())   # the 2-9 x 10^k labels overlap at these widths
     ax.legend(fontsize=6)
 
 
