@@ -235,7 +235,6 @@ def test_the_past_n_ratio_and_its_interval():
     assert r["statistic"] == pytest.approx(2.0) and r["ci_low"] < 2.0 < r["ci_high"]
 
 
-
 def test_the_claims_laws_leave_budget_limited_rows_out_and_the_all_rows_laws_keep_them():
     """A budget-limited row is a lower bound: α that a claim reads is fitted without it; the `_all`
     variant (for reading) has it, so a lower bound far off the law moves only that one."""
@@ -248,6 +247,7 @@ def test_the_claims_laws_leave_budget_limited_rows_out_and_the_all_rows_laws_kee
     assert "H=20" not in law.loc["alpha_heads", "rows"] and "H=20" in law.loc["alpha_heads_all", "rows"]
     assert law.loc["alpha_heads_all", "statistic"] > law.loc["alpha_heads", "statistic"] + 0.2
     assert law.loc["past_n_ratio", "rows"] == "missing"                     # no d_h grid here
+
 
 # ---- end to end: one job an architecture (a CPU) and one pack job for all (a GPU preset) -----------
 

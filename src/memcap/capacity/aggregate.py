@@ -58,9 +58,14 @@ def table(rows: pd.DataFrame, probe_rows: pd.DataFrame) -> pd.DataFrame:
     return cap.reindex(columns=COLUMNS)
 
 
+def budget_limited(cap: pd.DataFrame) -> pd.Series:
+    """Rows whose first failing T passes at 2x the steps: their T* is a lower bound."""
+    return cap.budget_limited.fillna(False).astype(bool)
+
+
 def judged(cap: pd.DataFrame) -> pd.DataFrame:
     """Rows a claim may be judged on: every seed closed, and not budget-limited."""
-    return cap[(cap.status == "closed") & ~cap.budget_limited.fillna(False).astype(bool)]
+    return cap[(cap.status == "closed") & ~budget_limited(cap)]
 
 
 def _seed_points(cap: pd.DataFrame, x: str) -> tuple[np.ndarray, np.ndarray]:

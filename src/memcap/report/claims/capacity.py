@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.capacity.aggregate import judged
+from memcap.capacity.aggregate import budget_limited, judged
 from memcap.report.claims.common import _rows
 from memcap.report.claims.registry import claim
 from memcap.report.verdicts import PAPER_CLAIM, PROPERTY, Outcome, Region, Skip, outcome
@@ -33,7 +33,7 @@ def _above(t, bound: str) -> Outcome:
     misses it for sure when every seed's T_fail <= bound. Budget-limited rows are not judged.
     statistic = fraction sure, interval = [sure, possible] fraction."""
     c = _rows(t["capacity"], "capacity")
-    ok = c[~c.budget_limited.fillna(False).astype(bool)]
+    ok = c[~budget_limited(c)]
     if ok.empty:
         raise Skip("no architecture to judge" + _not_judged(c, ok))
     sure = ok.capacity_min >= ok[bound]
