@@ -16,12 +16,15 @@ import pandas as pd
 from memcap.results import atomic_path
 
 SLOWEST = 10
+# File times come from the kernel's coarse clock, a tick behind time.time(): a file written just after
+# the run started can carry an earlier mtime, so "this run's" allows this much.
+MTIME_SLACK_S = 1.0
 
 
 def _benchmarks(logs: Path, since: float) -> pd.DataFrame:
     rows = []
     for path in logs.rglob("*.benchmark.tsv"):
-        if path.stat().st_mtime >= since:
+        if path.stat().st_mtime >= since - MTIME_SLACK_S:
             last = pd.read_csv(path, sep="\t").iloc[-1]
             rows.append({"job": str(path.relative_to(logs)).removesuffix(".benchmark.tsv"),
                          "wall_s": float(last["s"]), "cpu_s": float(last["cpu_time"]),
