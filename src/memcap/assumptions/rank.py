@@ -1,4 +1,4 @@
-"""The checks of spec mahdavi.md §4.1 as batched linear algebra.
+"""The assumption checks (docs/method.md, "MLT: Assumption checks") as batched linear algebra.
 
 Definitions [P]: the Kruskal rank of a set of vectors is the largest k such that every k-subset is
 linearly independent; General Position (GP) means it is min(#vectors, d). Asm 1: the T query vectors

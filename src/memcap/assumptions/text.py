@@ -1,4 +1,4 @@
-"""GPT-2 and BERT tracks of Table 3 (spec mahdavi.md §4.4): input sampling and layers L0, L1.
+"""GPT-2 and BERT tracks of Table 3 (MLT App. J): input sampling and layers L0, L1.
 
 GPT-2: each example is n contiguous BPE tokens of one document (no BOS); query = the last token.
 BERT:  [CLS] s1 [SEP] s2 with exactly n tokens (no final [SEP], token types all 0, no mask);

@@ -1,4 +1,4 @@
-"""CONSTRUCT: the constructive memorizer of MLT Theorem 1 / Prop 1 (spec mahdavi.md §5.3–5.4).
+"""CONSTRUCT: the constructive memorizer of MLT Theorem 1 / Prop 1 (MLT §4.1, App. B).
 
 Given T ≤ H(r−1)+1 examples (contexts E^(t) ∈ R^{n×d}, queries e^(t) ∈ R^d), r = min(n, d_h), and any
 labels y ∈ R^{T×d_out}, build per-head W_KQ^h = W_K^h (W_Q^h)^T of rank ≤ d_h such that the features
