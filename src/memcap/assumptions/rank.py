@@ -256,7 +256,7 @@ class KruskalSampler:
         return low >= k
 
     def reaches(self, k: int, threshold: float) -> bool:
-        """fraction(k) >= threshold? Decided as soon as the trials computed so far settle it (the Kruskal-rank
+        """fraction(k) >= threshold? Decided as soon as the trials computed settle it (the Kruskal-rank
         search needs no more): above the estimated rank a few dozen failures suffice."""
         if k in self._hits:
             return self._hits[k] / self.trials >= threshold

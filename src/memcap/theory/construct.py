@@ -224,7 +224,7 @@ def construct(contexts: np.ndarray, queries: np.ndarray, labels: np.ndarray, hea
     groups = head_groups(T, heads, r)
 
     w_kq = np.zeros((heads, d, d))
-    z = np.zeros((T, heads, d))                                          # features under W^1..W^h so far
+    z = np.zeros((T, heads, d))                                          # features under the heads built, W^1..W^h
     scales = np.full(heads, np.nan)
     draws = 0
     for h, new in enumerate(groups):
