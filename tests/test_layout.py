@@ -99,6 +99,38 @@ def test_every_family_has_the_same_shape(family):
     assert modules & {"aggregate"}, sorted(modules)
 
 
+# A package's index: the lines of its docstring that start with one of its modules (`name.py`) or
+# subpackages (`name/`), then two spaces and what it holds.
+INDEX_ENTRY = re.compile(r"^\s*([a-z_0-9]+(?:\.py|/))(?:\s{2,}|$)")
+
+
+def index_entries(doc: str) -> set[str]:
+    return {m.group(1) for line in doc.splitlines() if (m := INDEX_ENTRY.match(line))}
+
+
+def package_contents(pkg: Path) -> set[str]:
+    return ({p.name for p in pkg.glob("*.py") if p.name != "__init__.py"}
+            | {f"{p.name}/" for p in pkg.iterdir() if (p / "__init__.py").is_file()})
+
+
+def test_every_package_index_lists_exactly_its_modules():
+    """Each package under src/memcap/ (read from the tree, so a new package counts at once) opens with an
+    index of its modules; the root package's index is docs/layout.md."""
+    wrong = {}
+    for init in sorted(SRC.rglob("__init__.py")):
+        if init.parent == SRC:
+            continue
+        listed, present = index_entries(ast.get_docstring(ast.parse(init.read_text())) or ""), package_contents(init.parent)
+        if listed != present:
+            wrong[str(init.parent.relative_to(SRC))] = {"not listed": sorted(present - listed),
+                                                        "listed, absent": sorted(listed - present)}
+    assert not wrong, wrong
+    # a case that fails: an index naming a module that is gone and leaving out one that exists
+    doc = "Theory.\n\nbound.py     Theorem 1's bound\nfeatures.py  Z of eq (7)\n"
+    assert index_entries(doc) == {"bound.py", "features.py"} != {"features.py", "construct.py"}
+    assert index_entries("A sentence naming train.py in passing.\n  see grid.py, and more") == set()
+
+
 def test_help_lists_commands_by_family():
     out = subprocess.run([sys.executable, "-m", "memcap", "--help"], capture_output=True, text=True, check=True).stdout
     for family in ("params", "mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report"):
