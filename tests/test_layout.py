@@ -131,6 +131,27 @@ def test_every_package_index_lists_exactly_its_modules():
     assert index_entries("A sentence naming train.py in passing.\n  see grid.py, and more") == set()
 
 
+def test_make_test_without_root_says_in_one_line_what_it_needs_and_how_to_run_the_rest():
+    """`make test` starts SLURM and sshd from Debian's packages (root): tools/test-needs.sh, its first
+    step, passes as root and, as any other user, stops with one line naming the commands that run the rest."""
+    import os
+    import shutil
+
+    script = ["bash", str(ROOT / "tools" / "test-needs.sh")]
+    if os.geteuid() == 0:
+        assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+        if not shutil.which("setpriv"):
+            pytest.skip("SKIPPED: running as root and no setpriv to try the check as another user")
+        script = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *script]
+    out = subprocess.run(script, capture_output=True, text=True, cwd="/")
+    assert out.returncode == 1 and out.stdout == "", out
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and "root" in lines[0], lines
+    assert "make test-fast" in lines[0] and '-m "not slurm and not sshd and not chromium"' in lines[0], lines
+    markers = (ROOT / "pyproject.toml").read_text()
+    assert all(f'"{m}: ' in markers for m in ("slurm", "sshd", "chromium"))   # the markers it names exist
+
+
 def test_help_lists_commands_by_family():
     out = subprocess.run([sys.executable, "-m", "memcap", "--help"], capture_output=True, text=True, check=True).stdout
     for family in ("params", "mlt_synthetic", "theory", "dpc", "assumptions", "capacity", "report"):
