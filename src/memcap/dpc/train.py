@@ -1,4 +1,4 @@
-"""Training of DPC's look-up-table runs (spec dana.md §2.3–2.5): the loop, and one job of a grid.
+"""Training of DPC's look-up-table runs (docs/method.md, "DPC: Training protocol"): the loop, and one job of a grid.
 
 Faithful to the original protocol:
   the fixed sample of batch_size·batches trigrams is reshuffled every epoch (DataLoader shuffle=True);

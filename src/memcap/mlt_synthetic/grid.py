@@ -1,4 +1,4 @@
-"""MLT synthetic grids, from the family's preset (torch-free; spec mahdavi.md §2.3).
+"""MLT synthetic grids, from the family's preset (torch-free; docs/method.md, "MLT: Training protocol").
 
 A sweep varies one of heads / context_size / head_dim over `values` for each dataset size T in
 `dataset_sizes`. One grid point = (sweep, value, T); all seeds of a grid point train together in one
@@ -18,7 +18,7 @@ from memcap.params import scale_note
 FAMILY = "mlt_synthetic"
 VARIED = ("heads", "context_size", "head_dim")
 # Fig 2a: points at or above this mean accuracy count as saturated and are left out of the linear fit
-# (the paper's exact cut was not recoverable; spec mahdavi.md §3.1). Torch- and plot-free here, so the
+# (the paper does not state its cut; MLT §5.2). Torch- and plot-free here, so the
 # scorecard reads the same cut without importing the figure code.
 SATURATION_ACC = 0.99
 # Rows of a dataset drawn at a time (memcap.tasks.mlt_data): the only scratch memory beside the data.

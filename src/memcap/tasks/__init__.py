@@ -1,1 +1,5 @@
-"""Synthetic tasks: MLT's random contexts/queries/labels and DPC's random look-up tables."""
+"""Synthetic tasks: MLT's random contexts/queries/labels and DPC's random look-up tables.
+
+mlt_data.py  MLT's random contexts, queries and labels, drawn as the original draws them
+lookup.py    DPC's random look-up table and its fixed training sample
+"""

@@ -1,4 +1,4 @@
-"""DPC's random look-up table task (spec dana.md §2.1–2.2, `power_unif_law` + `generate_data`).
+"""DPC's random look-up table task (DPC §5.1, App. B; the original's `power_unif_law` + `generate_data`).
 
 Trigrams (t_1, t_2, t_3): t_1, t_2 uniform and independent on [N], t_3 = g(t_1, t_2) with g: [N]² → [N]
 a uniformly random function (each of the N² entries an independent uniform draw; not a bijection).

@@ -44,7 +44,7 @@ def _above(t, bound: str) -> Outcome:
     text += "".join(f"; H={r.heads} d_h={r.head_dim}: T*_min {r.capacity_min:,} vs {getattr(r, bound):,}"
                     for r in ok[~sure].itertuples())
     if bound == "mlt_bound" and "num_classes" in ok and (ok.num_classes > 1).any():
-        # spec mahdavi.md §1.2: the theorem needs d_v >= d_out; a head's value is one number (d_v = 1)
+        # MLT Theorem 1 needs d_v >= d_out; a head's value is one number (d_v = 1)
         text += (f"; C = {int(ok.num_classes.max())} classes: d_out > d_v = 1, outside Theorem 1's setting "
                  "(few heads span too few logit directions)")
     return outcome(sure.mean(), sure.sum() / n, 1 - missed.sum() / n, Region(1, 1), text + _not_judged(c, ok))
