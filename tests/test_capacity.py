@@ -238,11 +238,11 @@ def test_the_past_n_ratio_and_its_interval():
 def test_the_claims_laws_leave_budget_limited_rows_out_and_the_all_rows_laws_keep_them():
     """A budget-limited row is a lower bound: α that a claim reads is fitted without it; the `_all`
     variant (for reading) has it, so a lower bound far off the law moves only that one."""
-    p = {"head_dim": 64, "heads": 10, "context_size": 32}
+    p = {"head_dim": 64, "heads": 10, "context_size": 32, "num_classes": 100}
     cap = cap_rows(lambda h: 50 * h, [1, 2, 5, 10, 20], noise=0.02)
     cap.loc[cap.heads == 20, "seed_capacity"] = pd.Series([[50 * 20 * 8.0] * 3], index=cap.index[cap.heads == 20])
     cap.loc[cap.heads == 20, "budget_limited"] = True
-    law = aggregate.laws(cap, p).set_index("law")
+    law = aggregate.laws_of(cap, p).set_index("law")
     assert law.loc["alpha_heads", "ci_low"] < 1.0 < law.loc["alpha_heads", "ci_high"]
     assert "H=20" not in law.loc["alpha_heads", "rows"] and "H=20" in law.loc["alpha_heads_all", "rows"]
     assert law.loc["alpha_heads_all", "statistic"] > law.loc["alpha_heads", "statistic"] + 0.2

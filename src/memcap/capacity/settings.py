@@ -30,16 +30,13 @@ def label(p: dict) -> str:
     return "mlt/scalar" if p["num_classes"] == 2 else f"mlt/classification C={p['num_classes']}"
 
 
-def bound_sentence(p: dict) -> str:
-    """One sentence on which bound applies to the setting's rows."""
-    if family(p) == DPC:
-        return ("DPC Corollary 1 applies: a one-layer attention-only transformer memorizes H·d_h + d "
-                "associations; MLT's H(min(n, d_h) − 1) + 1 is shown for comparison only.")
-    if p["num_classes"] == 2:
-        return ("MLT Theorem 1 applies (one logit: d_out = 1 <= d_v = 1): every architecture memorizes "
-                "H(min(n, d_h) − 1) + 1 examples by construction.")
-    return (f"Neither bound applies: {p['num_classes']} logits from d_v = 1 a head is outside MLT Theorem 1 "
-            "(d_v >= d_out) and MLT's layer is not DPC's transformer; the laws are measured findings.")
+def applies(setting: str) -> str:
+    """Which bound speaks for a setting's rows (by its label)."""
+    if setting.startswith(DPC + "/"):
+        return "DPC Corollary 1 (H·d_h + d)"
+    if setting == "mlt/scalar":
+        return "MLT Theorem 1 (H(min(n, d_h) − 1) + 1; one logit, d_out = 1 <= d_v)"
+    return "neither bound (d_out > d_v = 1 is outside MLT Theorem 1; MLT's layer is not DPC's transformer)"
 
 
 def is_composite(p: dict) -> bool:
