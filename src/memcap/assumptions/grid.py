@@ -10,6 +10,11 @@ FAMILY = "assumptions"
 VISION_TRACKS = ("photos", "digits", "imagenet")
 TEXT_TRACKS = ("gpt2", "bert")
 TRACKS = (*VISION_TRACKS, *TEXT_TRACKS)
+# the trained stand-ins' rows (memcap.assumptions.stand_ins): the ViT's model and layers in Table 1, the
+# causal LM's model name in Table 3 (params text.gpt2.models)
+VIT_STAND_IN = "trained ViT (DINOv2-S/14 stand-in)"
+VIT_STAND_IN_LAYERS = ("embedding layer", "first block")
+LM_STAND_IN = "trained causal LM (SmolLM2-135M stand-in)"
 MINILM_MAX_N = 383             # d = 384: Asm 2 (rank n) needs n <= d - 1 with [CLS] among the rows
 
 
