@@ -26,10 +26,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from memcap.assumptions.grid import STAND_IN_STAMP as STAMP
 from memcap.assumptions.hf import Unavailable
 
 FETCH_SCRIPT = "tools/fetch-stand-ins.sh"
-STAMP = "memcap-stand-in.json"
 
 
 @dataclass(frozen=True)
