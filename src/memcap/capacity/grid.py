@@ -13,6 +13,7 @@ import math
 
 from memcap.capacity import settings
 from memcap.keys import settings_key
+from memcap.models.aot_count import param_count as aot_params
 from memcap.models.mlt_work import param_count
 
 FAMILY = "capacity"
@@ -89,8 +90,6 @@ def probe_file(seed: int, T: int, budget: int) -> str:
 def params_of(p: dict, heads: int, head_dim: int) -> int:
     """Parameters of one model of the architecture (the paper's P; DPC: what its model allocates)."""
     if settings.family(p) == settings.DPC:
-        from memcap.models.aot import param_count as aot_params   # here: the Snakefile stays torch-free
-
         return aot_params(p["vocab"], p["input_dim"], head_dim, heads, per_head_proj=per_head_proj(p, head_dim))
     return param_count(p["input_dim"], heads, head_dim, p["num_classes"])
 
