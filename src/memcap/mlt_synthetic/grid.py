@@ -13,7 +13,7 @@ import re
 from memcap import keys
 from memcap.errors import ParamsError
 from memcap.keys import settings_key
-from memcap.params import scale_note
+from memcap.scales import scale_note
 
 FAMILY = "mlt_synthetic"
 VARIED = ("heads", "context_size", "head_dim")
