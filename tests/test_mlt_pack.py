@@ -17,6 +17,7 @@ import torch
 
 from memcap import checkpoint
 from memcap.mlt_synthetic import grid, packing
+from memcap.mlt_synthetic.train import train_jobs, train_point
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_shared_grad import shared_context_grads
 from memcap.tasks.mlt_data import make_data, make_pack_data, stack
@@ -25,7 +26,7 @@ from memcap.training.config import TrainConfig
 from memcap.training.evaluate import evaluate
 from memcap.training.loop import train
 from memcap.training.members import stack_rows
-from memcap.training.pack import Job, build, train_jobs, train_point
+from memcap.training.pack import Job, build
 from memcap.training.sizes import pack_data_bytes, shape
 
 RTOL = 1e-4

@@ -2,6 +2,7 @@
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -263,8 +264,8 @@ def test_grid_module_is_torch_free():
 
 def test_train_point_rows_and_attention_maxima():
     from memcap.mlt_synthetic import grid
-    from memcap.mlt_synthetic.attention import attention_maxima
-    from memcap.training.pack import Job, train_point
+    from memcap.mlt_synthetic.train import attention_maxima, train_point
+    from memcap.training.pack import Job
 
     s = grid.sweep_settings(grid.resolve(_family(), "quick"), "by_heads")
     runs, pack = train_point(s, 3, 16, "cpu", labels={"family": "f", "sweep": "by_heads"}, progress=False)
@@ -374,3 +375,42 @@ def test_evaluation_parts_keep_the_products_of_the_whole_chunk(monkeypatch):
     monkeypatch.setattr(tr, "CPU_EVAL_ROWS", 100)
     assert tr._forward_parts(model, 1000, torch.device("cpu")) == 10     # parts of 100 rows: the same
     assert tr._forward_parts(model, 1000, torch.device("cuda")) == 1
+
+
+def test_training_settings_are_written_once_in_params_yaml():
+    """The settings a result depends on have one place, each preset in params.yaml: TrainConfig has no
+    default for them, no schema of a family that trains through it gives one (a preset must say them),
+    and TrainConfig.of reads them. (DPC's trainer and the assumptions' forward passes have their own.)"""
+    import dataclasses
+
+    import yaml
+
+    from memcap.training.config import SETTINGS
+
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    assert [k for k in SETTINGS if fields[k].default is not dataclasses.MISSING] == []
+    with pytest.raises(TypeError, match="missing"):
+        TrainConfig(lr=1e-3)
+
+    def defaults(node, path=""):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in SETTINGS and isinstance(value, dict) and "default" in value:
+                    yield f"{path}.{key}"
+                yield from defaults(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield from defaults(value, f"{path}[{i}]")
+
+    schemas = Path(__file__).resolve().parents[1] / "workflow" / "schemas"   # the families that train through TrainConfig
+    given = [f"{name}{d}" for name in ("mlt_synthetic", "capacity", "theory")
+             for d in defaults(yaml.safe_load((schemas / f"{name}.schema.yaml").read_text()))]
+    assert given == []
+    assert list(defaults({"training": {"lr": {"type": "number", "default": 1e-3}}})) == [".training.lr"]   # it can fail
+
+    settings = {"lr": 0.5, "batch_size": 7, "epochs": 3, "min_steps": 11, "eval_every": 5, "early_stop": False}
+    cfg = TrainConfig.of({**settings, "vary": "heads"}, checkpoint_every_s=-1)
+    assert {k: getattr(cfg, k) for k in SETTINGS} == settings and cfg.checkpoint_every_s == -1
+    assert TrainConfig.of({**settings, "epochs": 3}, epochs=6).epochs == 6   # a family's own rule (capacity's budget)
+    with pytest.raises(KeyError, match="eval_every"):
+        TrainConfig.of({k: v for k, v in settings.items() if k != "eval_every"})

@@ -54,8 +54,8 @@ def register(sub) -> None:
 def _train(args) -> None:
     from memcap import checkpoint, results, runtime
     from memcap.mlt_synthetic import grid
-    from memcap.mlt_synthetic.attention import attention_maxima
-    from memcap.training.pack import Job, train_point
+    from memcap.mlt_synthetic.train import attention_maxima, train_point
+    from memcap.training.pack import Job
 
     params = load_params(args)
     runtime.prepare(args.threads)
@@ -87,8 +87,8 @@ def _train_pack(args) -> None:
     from memcap import checkpoint, results, runtime
     from memcap.errors import ParamsError
     from memcap.mlt_synthetic import grid, packing
-    from memcap.mlt_synthetic.attention import attention_maxima
-    from memcap.training.pack import Job, train_jobs
+    from memcap.mlt_synthetic.train import attention_maxima, train_jobs
+    from memcap.training.pack import Job
 
     params = load_params(args)
     runtime.prepare(args.threads)

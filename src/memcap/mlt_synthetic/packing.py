@@ -1,7 +1,7 @@
 """Which training jobs of an MLT sweep train together as one pack (torch-free: Snakemake plans with it).
 
-A pack is one process and one Snakemake job (memcap.training.pack trains it); its outputs are its
-jobs' run files under their usual names, so a run is the same file whether it trained alone or in a
+A pack is one process and one Snakemake job (train.py trains it, memcap.training.pack stacks it); its
+outputs are its jobs' run files under their usual names, so a run is the same file whether it trained alone or in a
 pack. Packs are planned from the jobs whose run file is missing when the run starts: a run that exists
 is never in a pack, so no pack retrains it or, as Snakemake removes a job's outputs before running it,
 deletes it. `resources.<scale>.train.pack_models` (models per pack; 0 or 1: one job a grid point, as the

@@ -10,6 +10,6 @@ evaluate.py   full-train-set loss, accuracy and memorized bits of every model
 losses.py     per-example losses, hits and memorized bits
 batches.py    each model's epochs and short last batches, for a whole stack
 schedule.py   step count and the warm-up + cosine learning rate (torch's SequentialLR); torch-free to count steps
-pack.py       many jobs of one sweep stacked and padded as one (train_jobs), or one job alone (train_point)
+pack.py       many jobs of one sweep stacked and padded as one model and one dataset
 sizes.py      a job's shape and the host memory of a pack's data (torch-free, for Snakemake)
 """
