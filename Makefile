@@ -1,6 +1,6 @@
 # memcap: the two commands of the README, plus helpers. Every target sets itself up on a fresh machine.
 #   make reproduce   # set up, restore the published results (no training), retrain what params made stale
-#   make test        # set up, start a local single-node SLURM and sshd, run the test suite
+#   make test        # set up, start a local single-node SLURM and sshd (root), run the test suite
 #   make retrain     # every family trained again from nothing at the quick preset (no cache)
 SHELL := /bin/bash
 VENV ?= .venv
@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup reproduce pull retrain publish test test-fast benchmarks clean
+.PHONY: setup reproduce pull retrain publish test test-needs test-fast benchmarks clean
 
 setup: $(VENV)/.memcap-installed
 
@@ -45,11 +45,15 @@ publish: setup
 	dvc gc --workspace --cloud --remote published --force
 	@du -sh published/dvc-remote
 
+# `make test` starts SLURM and sshd from Debian's packages: without root, one line says how to run the rest.
+test-needs:
+	@bash tools/test-needs.sh
+
 # SLURM jobs outlive a killed snakemake: whatever ends the tests (failure, CI timeout), cancel ours.
 # Two pytest workers, one per core (a third gave nothing: the suite is CPU-bound); tests/conftest.py
 # gives each worker's first block of tests its share of the slowest (worksteal: then an idle worker
 # takes tests from the busy one).
-test: setup
+test: test-needs setup
 	bash tools/slurm-up.sh
 	bash tools/sshd-up.sh            # a local SSH server: the lab remote's round trip over ssh://
 	bash tools/install-chromium.sh   # headless Chromium for the HTML report test

@@ -1,8 +1,9 @@
 # memcap: how much do attention layers memorize? (Mahdavi et al. 2024; Dana et al. 2025)
 #
-#   snakemake --profile profiles/local      # this machine (the README's main command wraps it)
+#   snakemake --profile profiles/local      # this machine (each `make reproduce` / dvc repro stage runs
+#                                           # `snakemake --cores all <family>`, with no profile)
 #   snakemake --profile slurm               # a SLURM cluster (./slurm -> profiles/slurm)
-#   snakemake --config scale=paper ...      # the papers' grids instead of the quick preset
+#   snakemake --config scale=quick ...      # one preset for every family instead of params.yaml's `scale`
 #
 # params.yaml is the configfile and the one source of truth; it is validated before any job starts, and
 # every job reads the resolved config this DAG was built from (workflow/rules/common.smk).

@@ -10,7 +10,11 @@ or right), each round costing its longest probe's steps S = budget x max(floor(5
 min_steps) at the measured step time plus its evaluations every eval_every steps over each probe's
 T rows (early stopping ignored: an upper bound where probes pass). Core-hours at one thread a job.
 
+DPC presets (memcap.capacity.associations): a probe is budget x epochs x batches steps of DPC's loop
+whatever its T, timed the same way (its exact evaluation on the T pairs is one forward pass).
+
     python benchmarks/capacity_cost.py [--scale paper] [--threads 1] [--seconds 1.5]
+    python benchmarks/capacity_cost.py --scale paper_settings     # every preset of the composite
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import train_throughput as tt   # benchmarks/train_throughput.py: the step and e
 from peak import sgemm_gflops   # benchmarks/peak.py
 
 from memcap import params as memcap_params
-from memcap.capacity import grid
+from memcap.capacity import grid, settings
 from memcap.capacity.search import simulate
 from memcap.training.schedule import mlt_num_steps
 
@@ -42,33 +46,57 @@ def measure(p: dict, H: int, dh: int, seconds: float, peak: float) -> dict:
     return {"pack_steps_s": pack, "one_steps_s": one, "share": flops * M * pack / 1e9 / peak, "eval_row_s": row}
 
 
+def measure_dpc(p: dict, H: int, dh: int, seconds: float) -> dict:
+    """Step rates of DPC's loop (memcap.dpc.train.train_step) for a round's pack and for one model."""
+    import time
+
+    from memcap.capacity import associations
+    from memcap.dpc.train import per_epoch_lr, train_step
+    from memcap.models.aot import AoT
+    from memcap.stacked_adam import StackedAdam
+
+    out = {}
+    for key, M in (("pack_steps_s", len(p["seeds"])), ("one_steps_s", 1)):
+        model = AoT(list(range(M)), vocab=p["vocab"], dim=p["input_dim"], head_dim=dh, heads=H,
+                    per_head_proj=grid.per_head_proj(p, dh))
+        cfg = associations.config(p, 1, -1)
+        opt = StackedAdam([q for q in model.parameters() if q.requires_grad], 1.0, [10 ** 9] * M,
+                          lambda holder, _: per_epoch_lr(holder, cfg))   # as memcap.dpc.train.train
+        tokens = torch.randint(p["vocab"], (M, p["training"]["batch_size"], 3))
+        hist = torch.zeros(M, 10 ** 6)
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            train_step(model, tokens, opt, hist, hist, steps)
+            steps += 1
+        out[key] = steps / (time.perf_counter() - start)
+    return {**out, "share": float("nan"), "eval_row_s": 0.0}
+
+
 def round_seconds(p: dict, probes: list[tuple], rate: dict) -> float:
     t = p["training"]
+    if settings.family(p) == settings.DPC:   # every probe: budget x epochs x batches steps, whatever its T
+        steps = max(b * t["epochs"] * t["batches"] for *_, b in probes)
+        return steps / (rate["pack_steps_s"] if len(probes) > 1 else rate["one_steps_s"])
     steps = [mlt_num_steps(T, b * t["min_steps"], b * t["epochs"], t["batch_size"]) for _, _, _, T, b in probes]
     per_step = 1 / (rate["pack_steps_s"] if len(probes) > 1 else rate["one_steps_s"])
     evals = sum(S / t["eval_every"] * T for S, (_, _, _, T, _) in zip(steps, probes)) * rate["eval_row_s"]
     return max(steps) * per_step + evals
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", default="paper", help="the capacity preset (default paper)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seconds", type=float, default=1.5, help="timing window per measurement")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    p = memcap_params.preset(memcap_params.load("params.yaml", {"scale": args.scale}), grid.FAMILY)
-    peak = sgemm_gflops(args.seconds)
-    print(f"torch {torch.__version__}, {args.threads} thread(s): sgemm (float32) {peak:.1f} GFLOP/s; capacity.{args.scale}: "
-          f"d={p['input_dim']} n={p['context_size']} C={p['num_classes']} {p['context']} context, "
-          f"{len(p['seeds'])} seeds, rel_tol {p['rel_tol']}, budget check x{p['budget_factor']}")
+def project(p: dict, name: str, seconds: float, peak: float) -> dict[float, float]:
+    """Print one preset's architectures and their projected core-hours; return the preset's total a factor."""
+    dpc = settings.family(p) == settings.DPC
+    what = (f"N={p['vocab']} d={p['input_dim']}" if dpc else
+            f"d={p['input_dim']} n={p['context_size']} C={p['num_classes']} {p['context']} context")
+    print(f"\ncapacity.{name} ({settings.label(p)}): {what}, {len(p['seeds'])} seeds, rel_tol {p['rel_tol']}, "
+          f"budget check x{p['budget_factor']}")
     archs = grid.architectures(p)
     starts = {a: grid.start_size(p, *a) for a in archs}
     hours = {f: 0.0 for f in FACTORS}
     print(f"{'H':>3} {'d_h':>4} {'start':>6} {'pack steps/s':>13} {'1 model':>8} {'sgemm':>6}  "
           + "  ".join(f"T*={f:g}xstart: rounds, hours" for f in FACTORS))
     for a in archs:
-        rate = measure(p, *a, args.seconds, peak)
+        rate = measure_dpc(p, *a, seconds) if dpc else measure(p, *a, seconds, peak)
         cells = []
         for f in FACTORS:
             truth = f * starts[a]
@@ -78,9 +106,28 @@ def main() -> None:
             cells.append(f"{len(rounds):>2} rounds {h:5.2f} h")
         print(f"{a[0]:>3} {a[1]:>4} {starts[a]:>6} {rate['pack_steps_s']:>13.1f} {rate['one_steps_s']:>8.1f} "
               f"{100 * rate['share']:>5.1f}%  " + "  ".join(cells), flush=True)
-    print("whole preset, core-hours at one thread a job: " +
+    print(f"capacity.{name}, core-hours at one thread a job: " +
           ", ".join(f"{h:.1f} (T* = {f:g} x start)" for f, h in hours.items()))
-    print(f"two jobs at a time on two cores: ~{hours[1.0] / 2:.1f} wall-hours at T* = start")
+    return hours
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", default="paper", help="the capacity preset, or a composite of presets (default paper)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seconds", type=float, default=1.5, help="timing window per measurement")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    section = memcap_params.load("params.yaml", {"scale": {"default": "quick", grid.FAMILY: args.scale}})[grid.FAMILY]
+    peak = sgemm_gflops(args.seconds)
+    print(f"torch {torch.__version__}, {args.threads} thread(s): sgemm (float32) {peak:.1f} GFLOP/s")
+    total = {f: 0.0 for f in FACTORS}
+    for name in settings.members(section, args.scale):
+        for f, h in project(section[name], name, args.seconds, peak).items():
+            total[f] += h
+    print("\nall presets, core-hours at one thread a job: " +
+          ", ".join(f"{h:.1f} (T* = {f:g} x start)" for f, h in total.items()))
+    print(f"two jobs at a time on two cores: ~{total[1.0] / 2:.1f} wall-hours at T* = start")
 
 
 if __name__ == "__main__":

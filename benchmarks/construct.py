@@ -24,7 +24,7 @@ from memcap.tasks.mlt_data import draw_one
 from memcap.bounds import memorization_bound
 from memcap.theory.mlt_weights import construct_mlt
 
-TARGET_S = 5.0   # issue 5: d=64, n=32, H=8 shared (T=249) within 5 s on 2 CPU cores
+TARGET_S = 5.0   # d=64, n=32, H=8 shared (T=249) within 5 s on 2 CPU cores
 
 
 def time_case(d: int, n: int, heads: int, context: str, repeats: int) -> dict:

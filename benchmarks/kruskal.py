@@ -18,7 +18,7 @@ import torch
 from memcap.assumptions.rank import KruskalSampler
 from memcap.runtime import pick_device
 
-TARGET_S = 30.0   # issue 4: 5000 subsets of 197 vectors from 2000 × 768 on 2 CPU cores
+TARGET_S = 30.0   # 5000 subsets of 197 vectors from 2000 × 768 on 2 CPU cores
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ Prints, measured now on this machine:
   2. per H in (1, 5, 20, 60) and context type (paper config d=64, n=32, d_h=d, batch 256, C=100, one
      model): memcap's own training step (memcap.training.step.train_step: batch, forward,
      backward, Adam, LR schedule), in model-steps/s and as a share of sgemm. The share counts the
-     FLOPs of the formulation memcap used until 2026-11-25 (LEGACY_LOGITS, counted by torch's
+     FLOPs of a larger formulation of the same model (legacy_logits, counted by torch's
      FlopCounterMode over forward and backward), a constant per configuration, so a formulation that
      needs fewer FLOPs counts as faster;
   3. the ratio to the reference computation (the original's full (n+1)x(n+1) attention, one model;
@@ -19,7 +19,7 @@ Prints, measured now on this machine:
 
   5. on a GPU (--device cuda): model-steps/s by pack size M (models trained as one: the seeds of a grid
      point, or a pack of many grid points, memcap.training.pack) and H, shared and random contexts,
-     with the share of sgemm at today's FLOPs; what padding a pack's heads costs; and the projection
+     with the share of sgemm at memcap's own FLOPs; what padding a pack's heads costs; and the projection
      of every paper sweep with all 6 seeds as the pipeline packs them (params.yaml resources.paper:
      pack_models, pack_mem_mb), each pack timed at its padded shape and size, beside the grid's floor
      (its FLOPs over the measured sgemm). On the CPU the projection is one grid point a job, as the CPU
@@ -68,7 +68,7 @@ GRAPHS = False                 # --cuda-graphs: GPU steps replayed from CUDA gra
 
 
 def legacy_logits(self, q, ctx):
-    """memcap's attention logits until 2026-11-25: (W_Q^T e) per example, then W_K, then the context."""
+    """The larger formulation's attention logits: (W_Q^T e) per example, then W_K, then the context."""
     qh = torch.einsum("mbd,mhde->mbhe", q, self.w_q)
     u = torch.einsum("mbhe,mhde->mbhd", qh, self.w_k) / math.sqrt(self.input_dim)
     eq = "mnd,mbhd->mbhn" if ctx.dim() == 3 else "mbnd,mbhd->mbhn"
@@ -77,7 +77,7 @@ def legacy_logits(self, q, ctx):
 
 @contextmanager
 def legacy_formulation():
-    """The module as it was until 2026-11-25: those logits, every context row embedded."""
+    """The larger formulation: those logits, every context row embedded."""
     now, folds = MLTAttention._softmax_logits, MLTAttention._folds_embedding
     MLTAttention._softmax_logits, MLTAttention._folds_embedding = legacy_logits, lambda self, batch: False
     try:
@@ -112,7 +112,7 @@ def job(heads: int, context: str, n: int = N_CTX, head_dim: int | None = None, t
 
 def step_flops(heads: int, context: str, legacy: bool) -> int:
     """Matmul FLOPs of one training step's forward and backward by autograd (torch's FlopCounterMode),
-    at the formulation until 2026-11-25 (legacy) or today's module."""
+    at the larger formulation (legacy) or memcap's module."""
     def count():
         model, data, _ = job(heads, context)
         q, c, y = data.batch(torch.arange(BATCH, device=DEVICE)[None])
@@ -370,7 +370,7 @@ def main() -> None:
 
 def one_model(seconds: float, peak: float) -> None:
     print(f"memcap train_step, d={D} n={N_CTX} d_h={D} batch={BATCH} C={CLASSES}, one model "
-          f"(% of sgemm at the FLOPs of the formulation until 2026-11-25):")
+          f"(% of sgemm at the FLOPs of the larger formulation):")
     for context in ("shared", "random"):
         for H in HEADS:
             legacy, now = step_flops(H, context, legacy=True), step_flops(H, context, legacy=False)

@@ -1,4 +1,4 @@
-"""Builders of small on-disk fixtures for the assumption-check loaders (spec data.md, cluster path).
+"""Builders of small on-disk fixtures for the assumption-check loaders (the cluster path).
 
 - an ImageNet-style folder of real package photos (root/<wnid>/*.JPEG), plus one grayscale image
 - an HF imagenet-1k-style parquet shard (column image = {bytes, path}, label)

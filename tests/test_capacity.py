@@ -238,11 +238,11 @@ def test_the_past_n_ratio_and_its_interval():
 def test_the_claims_laws_leave_budget_limited_rows_out_and_the_all_rows_laws_keep_them():
     """A budget-limited row is a lower bound: α that a claim reads is fitted without it; the `_all`
     variant (for reading) has it, so a lower bound far off the law moves only that one."""
-    p = {"head_dim": 64, "heads": 10, "context_size": 32}
+    p = {"head_dim": 64, "heads": 10, "context_size": 32, "num_classes": 100}
     cap = cap_rows(lambda h: 50 * h, [1, 2, 5, 10, 20], noise=0.02)
     cap.loc[cap.heads == 20, "seed_capacity"] = pd.Series([[50 * 20 * 8.0] * 3], index=cap.index[cap.heads == 20])
     cap.loc[cap.heads == 20, "budget_limited"] = True
-    law = aggregate.laws(cap, p).set_index("law")
+    law = aggregate.laws_of(cap, p).set_index("law")
     assert law.loc["alpha_heads", "ci_low"] < 1.0 < law.loc["alpha_heads", "ci_high"]
     assert "H=20" not in law.loc["alpha_heads", "rows"] and "H=20" in law.loc["alpha_heads_all", "rows"]
     assert law.loc["alpha_heads_all", "statistic"] > law.loc["alpha_heads", "statistic"] + 0.2
@@ -283,3 +283,98 @@ def test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one
     tb = pd.read_parquet(packed.root / "results/capacity/tables/capacity.parquet")[rows]
     pd.testing.assert_frame_equal(ta, tb)
     assert "Nothing to be done" in packed.snakemake("-n", "capacity").stdout
+
+
+# ---- the settings: MLT's scalar output and DPC's associations --------------------------------------
+
+def dpc_preset(**changes):
+    p = memcap_params.load("params.yaml", {"scale": {"default": "quick", "capacity": "quick_dpc"}})
+    return {**memcap_params.preset(p, grid.FAMILY), **changes}
+
+
+def test_dpc_associations_are_nested_and_deterministic_per_seed():
+    from memcap.capacity import associations
+
+    p = dpc_preset()
+    small, large = associations.associations(p, 0, 20), associations.associations(p, 0, 90)
+    assert torch.equal(small[0], large[0][:20]) and torch.equal(small[1], large[1][:20])     # nested
+    again = associations.associations(p, 0, 90)
+    assert torch.equal(again[0], large[0]) and torch.equal(again[1], large[1])               # deterministic
+    other = associations.associations(p, 1, 90)
+    assert not torch.equal(other[0], large[0])                                               # a seed's own
+    pairs = large[0][:, 0] * p["vocab"] + large[0][:, 1]
+    assert len(set(pairs.tolist())) == 90                                                    # distinct pairs
+    s = associations.sample(p, 0, 20)
+    assert s.shape == (p["training"]["batch_size"] * p["training"]["batches"], 3)
+    assert set(map(tuple, s.tolist())) == set(map(tuple, torch.cat([small[0], small[1][:, None]], 1).tolist()))
+
+
+def test_a_dpc_pack_equals_its_probes_trained_alone():
+    p = dpc_preset(training={"batch_size": 32, "batches": 4, "epochs": 6, "lr": 0.1, "lr_low": 5.0e-3})
+    group = [probes.Probe(2, 4, 0, 40), probes.Probe(2, 4, 1, 70), probes.Probe(1, 2, 0, 55), probes.Probe(2, 4, 0, 90)]
+    alone, packed = train_alone_and_packed(p, group)
+    assert set(alone) == set(packed) == set(group)
+    for pr in group:
+        for k in ("mem_acc", "mem_loss", "memorized_bits", "steps_run"):
+            assert alone[pr][k] == pytest.approx(packed[pr][k], rel=1e-5, abs=1e-9), (pr, k)
+    assert packed[group[0]]["models_in_round"] == 3 and alone[group[0]]["models_in_round"] == 1
+
+
+def test_the_scalar_output_model_is_one_logit_and_matches_a_plain_reference():
+    """Two classes read from MLT's layer: its forward and gradients equal a plain loop over heads on the
+    same weights, and its cross-entropy is the logistic loss of one logit, the difference of the two."""
+    from memcap.models.mlt_attention import MLTAttention
+
+    d, n, H, dh, B = 8, 4, 3, 5, 7
+    model = MLTAttention([3], input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=2).double()
+    g = torch.Generator().manual_seed(0)
+    q, ctx = torch.rand(1, B, d, generator=g, dtype=torch.float64), torch.rand(1, n, d, generator=g, dtype=torch.float64)
+    y = torch.randint(2, (B,), generator=g)
+    out = model(q, ctx)[0]
+    loss = torch.nn.functional.cross_entropy(out, y, reduction="sum")
+    loss.backward()
+
+    w = {k: v.detach()[0].clone().requires_grad_() for k, v in model.named_parameters()}
+    pe = model.pe.double()
+    ref = []
+    for b in range(B):
+        e = q[0, b] @ w["emb_w"] + w["emb_b"] + pe[0]
+        E = ctx[0] @ w["emb_w"] + w["emb_b"] + pe[1:n + 1]
+        heads = []
+        for h in range(H):
+            s = (E @ w["w_k"][h]) @ (w["w_q"][h].T @ e) / d ** 0.5
+            heads.append(torch.softmax(s, 0) @ (E @ w["w_v"][h]))
+        ref.append((torch.stack(heads) @ w["w_o"]) @ w["dec_w"] + w["dec_b"])
+    ref = torch.stack(ref)
+    torch.testing.assert_close(out, ref)
+    ref_loss = torch.nn.functional.cross_entropy(ref, y, reduction="sum")
+    ref_loss.backward()
+    for k, v in model.named_parameters():
+        torch.testing.assert_close(v.grad[0], w[k].grad, msg=k)
+    logit = ref[:, 1] - ref[:, 0]                                         # one logit: W_D = w_1 − w_0
+    bce = torch.nn.functional.binary_cross_entropy_with_logits(logit, y.double(), reduction="sum")
+    torch.testing.assert_close(ref_loss, bce)
+
+
+def test_each_row_names_its_setting_and_the_bound_that_applies():
+    from memcap.capacity import settings
+
+    sec = memcap_params.load("params.yaml", {"scale": {"default": "quick", "capacity": "paper_settings"}})["capacity"]
+    assert settings.members(sec, "paper_settings")[0] == "paper"
+    assert [settings.label(sec[m]) for m in ("paper", "paper_scalar", "paper_dpc")] == [
+        "mlt/classification C=100", "mlt/scalar", "dpc/associations N=50"]
+    rows = []
+    for name, cap_, extra in (("paper_scalar", 100.0, {}), ("paper_dpc", 90.0, {})):
+        p = sec[name]
+        passes = lambda H, dh, s, T, b, c=cap_: T <= c                           # noqa: E731
+        rounds_ = search.simulate(p, {(2, 8): 60}, passes)
+        rows.append(summary.row(p, 2, 8, oracle_rows(p, rounds_, passes), name, 1))
+    cap = aggregate.table(pd.DataFrame(rows), pd.DataFrame(
+        {"scale": ["paper_scalar", "paper_dpc"], "heads": 2, "head_dim": 8, "seed": 0, "budget": 1, "memorized_bits": 1.0}))
+    assert list(cap.setting) == ["dpc/associations N=50", "mlt/scalar"]
+    assert list(cap.bound) == [2 * 8 + 8, 2 * (8 - 1) + 1]                  # DPC's count; MLT's bound
+    shown = aggregate.shown(cap)
+    assert shown["bound that applies"].iloc[1].startswith("MLT Theorem 1") and "x 15" in shown["bound that applies"].iloc[1]
+    assert cap.bits_per_param.iloc[1] == pytest.approx(cap.capacity.iloc[1] * 1.0 / cap.param_count.iloc[1])
+    text = aggregate.sentences(cap)
+    assert len(text) == 2 and text[1].startswith("mlt/scalar (1 architectures x 3 seeds): T* from")

@@ -110,13 +110,13 @@ def test_shared_maps_bound_the_attention_rank_by_head_dim():
 
 
 def test_param_count_matches_allocation_and_spec_example():
-    assert param_count(50, 10, 10, 11) == 5630                                   # spec §1.3 example
+    assert param_count(50, 10, 10, 11) == 5630                                   # N=50, d=d_h=10, H=11 in the original
     for kw in [dict(dim=8, head_dim=3, heads=4, width=5, layers=2), dict(dim=6, head_dim=6, heads=2)]:
         assert AoT([0], vocab=13, **kw).shared_params == param_count(13, **kw)
 
 
 def test_effective_learning_rate_rule():
-    """lr 0.1 -> 0.005: 1e-2 at epoch 0, 5.25e-3 at 32, 6.48e-4 at 63 (spec §2.5), and torch agrees."""
+    """lr 0.1 -> 0.005: 1e-2 at epoch 0, 5.25e-3 at 32, 6.48e-4 at 63 (method.md), and torch agrees."""
     assert effective_lr(0, 64, 0.1, 0.005) == pytest.approx(1e-2)
     assert effective_lr(32, 64, 0.1, 0.005) == pytest.approx(5.25e-3)
     assert effective_lr(63, 64, 0.1, 0.005) == pytest.approx(6.484375e-4)

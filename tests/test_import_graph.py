@@ -27,7 +27,8 @@ FLOORS = (
 PUBLIC = {
     "mlt_synthetic": {"grid", "packing", "checks"},   # the sweeps, jobs and run names; the pack planner
     "capacity": {"aggregate", "checks"},              # its tables and their verdicts (the report)
-    "dpc": {"fits", "checks"},                        # the original's saturation cut (the report)
+    "dpc": {"fits", "train", "checks"},               # the original's saturation cut (the report); DPC's own
+                                                      # loop, which capacity's DPC presets train through
     "theory": {"checks"},
     "assumptions": {"checks"},
 }

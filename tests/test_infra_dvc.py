@@ -209,6 +209,7 @@ def _lab_remote(project, url: str, env: dict) -> None:
     project.run("dvc", "remote", "default", "--local", "lab", env=env)
 
 
+@pytest.mark.sshd
 def test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_nothing_retrains(restored, tmp_path):
     """A lab's remote over SSH (Debian's openssh-server on localhost, tools/sshd-up.sh; dvc[ssh]): what
     one clone pushes, a fresh clone without the published remote pulls with `make pull`'s script, and

@@ -22,7 +22,7 @@ def _full_input(data, m):
 
 
 def test_parameter_count_matches_the_paper_formula():
-    # spec mahdavi.md §1.2: P = 10,660 + 8,320·H for d = d_h = 64, C = 100.
+    # the original code's model (docs/method.md, MLT: Model): P = 10,660 + 8,320·H for d = d_h = 64, C = 100.
     for H in (1, 20, 60):
         assert MLTAttention([0], 64, H, 32, out_dim=100).shared_params == 10_660 + 8_320 * H
     assert MLTAttention([0], 64, 30, 32, head_dim=10, out_dim=100).shared_params == 52_900

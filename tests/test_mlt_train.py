@@ -19,7 +19,7 @@ from memcap.training.schedule import mlt_num_steps, warmup_cosine
 
 
 def test_steps_rule_matches_the_paper_table():
-    # spec mahdavi.md §2.3: T -> S = max(floor(500 T / 256), 50k)
+    # MLT App. A: T -> S = max(floor(500 T / 256), 50k)
     assert [mlt_num_steps(T, 50_000, 500, 256) for T in (10_000, 30_000, 50_000, 90_000, 130_000)] == \
         [50_000, 58_593, 97_656, 175_781, 253_906]
     assert mlt_num_steps(10_000, 300_000, 500, 256) == 300_000

@@ -157,20 +157,24 @@ def exact(name, column, values, **cols):
     return {name: pd.DataFrame({column: values, **cols})}
 
 
-def capacity(low, high, bound=5, limited=None):
+SCALAR, DPC_SET, CLASSES = "mlt/scalar", "dpc/associations N=50", "mlt/classification C=100"
+
+
+def capacity(low, high, bound=5, limited=None, setting=SCALAR):
     """Per architecture every seed's bracket: low = T*_min (the seeds' smallest T_pass), high = the seeds'
     largest T_fail; `limited`: passed its budget check at 2x the steps (not judged)."""
     n = len(low)
-    return {"capacity": pd.DataFrame({"capacity_min": low, "seed_high": [[h - 1, h] for h in high],
+    return {"capacity": pd.DataFrame({"setting": setting, "input_dim": 8, "capacity": [(lo + h) / 2 for lo, h in zip(low, high)],
+                                      "capacity_min": low, "seed_high": [[h - 1, h] for h in high],
                                       "mlt_bound": [bound] * n, "dpc_bound": [bound] * n, "heads": range(1, n + 1),
                                       "head_dim": 4, "status": "closed",
                                       "budget_limited": limited or [False] * n})}
 
 
-def capacity_law(name, point, low, high):
-    return {**capacity([6], [7]), "capacity_laws": pd.DataFrame({
+def capacity_law(name, point, low, high, setting=SCALAR):
+    return {**capacity([6], [7], setting=setting), "capacity_laws": pd.DataFrame({
         "law": [name], "statistic": [point], "ci_low": [low], "ci_high": [high], "points": [21],
-        "rows": ["H=1, ..."], "meaning": [name]})}
+        "rows": ["H=1, ..."], "meaning": [name], "setting": setting})}
 
 
 CHANCE = 1 / 30
@@ -277,9 +281,9 @@ CASES = [
      REP),
     ("capacity_above_mlt_bound", "every seed fails below t_min, under the bound",
      {"capacity": capacity([6, 0], [7, 3])["capacity"].assign(status=["closed", "seed 0: below t_min"])}, NOT),
-    ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, 9]), REP),
-    ("capacity_vs_dpc_bound", "below", capacity([6, 2], [7, 3]), NOT),
-    ("capacity_vs_dpc_bound", "a bracket holds the count", capacity([6, 4], [7, 8]), INC),
+    ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, 9], setting=DPC_SET), REP),
+    ("capacity_vs_dpc_bound", "below", capacity([6, 2], [7, 3], setting=DPC_SET), NOT),
+    ("capacity_vs_dpc_bound", "a bracket holds the count", capacity([6, 4], [7, 8], setting=DPC_SET), INC),
     # capacity's laws: α of T* ∝ H^α, and T*(2n) / T*(n)
     ("capacity_linear_in_heads", "linear", capacity_law("alpha_heads", 1.02, 0.95, 1.09), REP),
     ("capacity_linear_in_heads", "√H", capacity_law("alpha_heads", 0.5, 0.45, 0.55), NOT),
@@ -475,10 +479,40 @@ def test_a_claim_of_several_tests_shows_each_where_its_verdict_is_read():
 def test_a_budget_limited_capacity_is_named_not_judged():
     """A row whose first failing T passes at 2x the steps has a lower bound for T*, not T*: it is left out
     and the detail says so; with no row left the claim is skipped."""
-    r = row(capacity([6, 2], [7, 3], limited=[False, True]), "capacity_vs_dpc_bound")
+    r = row(capacity([6, 2], [7, 3], limited=[False, True], setting=DPC_SET), "capacity_vs_dpc_bound")
     assert r.verdict == REP and "H=2 d_h=4 not judged (budget-limited: passes at 2x the steps)" in r.detail
     r = row(capacity([2], [3], limited=[True]), "capacity_above_mlt_bound")
     assert r.verdict.startswith("skipped: no architecture to judge"), r.verdict
+
+
+def test_each_capacity_bound_is_judged_on_its_own_setting_and_skipped_without_it():
+    """MLT's bound reads the scalar rows only, DPC's count the association rows only: rows of another
+    setting (the C = 100 classification rows, far below or above) change nothing; without rows of its
+    setting a claim is skipped and says what to run."""
+    both = {"capacity": pd.concat([capacity([6, 8], [7, 9])["capacity"],
+                                   capacity([1, 1], [2, 2], setting=CLASSES)["capacity"],
+                                   capacity([1, 1], [2, 2], setting=DPC_SET)["capacity"]], ignore_index=True)}
+    assert row(both, "capacity_above_mlt_bound").verdict == REP
+    assert row(both, "capacity_vs_dpc_bound").verdict == NOT
+    only = capacity([1, 1], [2, 2], setting=CLASSES)
+    for cid, setting in (("capacity_above_mlt_bound", SCALAR), ("capacity_vs_dpc_bound", "dpc/")):
+        r = row(only, cid)
+        assert r.verdict.startswith(f"skipped: no {setting} rows yet") and "capacity" in r.verdict, r.verdict
+    old = {"capacity": capacity([6, 8], [7, 9])["capacity"].drop(columns="setting").assign(num_classes=100)}
+    assert row(old, "capacity_above_mlt_bound").verdict.startswith("skipped: no mlt/scalar rows")   # a table before settings
+
+
+def test_the_classification_laws_are_findings_not_passes():
+    """The C = 100 rows' α is stated as a measurement beyond both theorems, never judged as linear."""
+    t = capacity_law("alpha_heads", 2.2, 1.5, 2.9, setting=CLASSES)
+    r = row(t, "capacity_linear_in_heads")
+    assert r.verdict.startswith("skipped: no mlt/scalar rows yet"), r.verdict
+    assert "superlinear in H: α = 2.20 [1.50, 2.90], against MLT's linear lower bound" in r.verdict
+    scalar = capacity_law("alpha_heads", 1.02, 0.95, 1.09)
+    both = {"capacity": pd.concat([scalar["capacity"], t["capacity"]]),
+            "capacity_laws": pd.concat([scalar["capacity_laws"], t["capacity_laws"]])}
+    r = row(both, "capacity_linear_in_heads")
+    assert r.verdict == REP and "mlt/classification C=100 (beyond both theorems" in r.detail, r.detail
 
 
 def test_fig2c_needs_two_head_sizes_past_n():

@@ -54,6 +54,7 @@ def page(tmp_path: Path, figures: list[Path]) -> Path:
     return out
 
 
+@pytest.mark.chromium
 def test_report_figures_render_in_chromium(tmp_path):
     figs = [small_png(tmp_path / "mlt_synthetic" / "fig2a.png"), small_png(tmp_path / "report" / "bits.png")]
     assert rendered(page(tmp_path, figs), tmp_path) == (2, 2)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetch the real GPT-2 BPE ranks (spec data.md §3) into DEST (default data/gpt2-bpe/).
+# Fetch the real GPT-2 BPE ranks into DEST (default data/gpt2-bpe/).
 #
 # Nothing importable ships them: the openai-whisper sdist on PyPI carries whisper/assets/gpt2.tiktoken,
 # byte-identical to tiktoken's r50k_base (the GPT-2 vocabulary). We download that sdist without its

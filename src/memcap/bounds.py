@@ -3,7 +3,7 @@
 MLT (Mahdavi et al. 2024, Theorem 1): a one-layer H-head attention memorizes H(min(n, d_h) − 1) + 1
 examples; Props 2 and 5 (theory/rank_bounds.py) are this expression with r = n, r = d or r = d_h.
 
-DPC (Dana et al. 2025, spec dana.md §3, §4 Corollary 2): with a uniform prior over the T_0 = N² contexts
+DPC (Dana et al. 2025, §4, Corollary 2): with a uniform prior over the T_0 = N² contexts
 of a look-up table, a model that memorises X contexts gets those right and the others right with
 probability at least 1/N (chance), so
     E[acc] >= φ(X) = 1/N + (1 − 1/N)·X/T_0.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 # MLT Fig 2a: points at or above this seed-mean accuracy are saturated and left out of the linear fit
-# of accuracy against the bound's growth (the paper's exact cut was not recoverable). The family's figures and
+# of accuracy against the bound's growth (the paper does not state its cut; MLT §5.2). The family's figures and
 # the scorecard read this one value.
 SATURATION_ACC = 0.99
 

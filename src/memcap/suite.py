@@ -128,7 +128,7 @@ def restore() -> tuple[int, int, list[Path]]:
 
 def set_scale(scales: dict[str, str], families: list[str], path: Path = Path("params.yaml")) -> dict[str, str]:
     """params.yaml's `scale` gets the run's preset for each family, written as one flow mapping in
-    place of the old entry; every other line, comments included, stays byte for byte. The YAML parser
+    place of the entry it replaces; every other line, comments included, stays byte for byte. The YAML parser
     finds the entry (its line) and checks the result: the file must read back as before, but the scale."""
     from ruamel.yaml import YAML
 

@@ -1,4 +1,4 @@
-# MLT assumption checks (Mahdavi et al. 2024, spec mahdavi.md §4): Table 1, Fig 1, Table 3, Asm 3.
+# MLT assumption checks (Mahdavi et al. 2024, §4.4, §5.1, App. J): Table 1, Fig 1, Table 3, Asm 3.
 # One job per track (photos, digits, imagenet, gpt2, bert); the digits ViT is trained by its own job first.
 # imagenet reads data/imagenet-sample (tools/fetch-imagenet-sample.sh): an input only when present; absent,
 # its rows say SKIPPED.

@@ -4,13 +4,16 @@
 from memcap.capacity import aggregate as capacity_aggregate
 from memcap.capacity import figures as capacity_figures
 from memcap.capacity import grid as capacity_grid
+from memcap.capacity import settings as capacity_settings
 
 CAP = "results/capacity"
 CAP_PRESET_NAME = memcap_params.scale_of(config, capacity_grid.FAMILY)
-CAP_PRESET = memcap_params.preset(config, capacity_grid.FAMILY)
+# a composite preset ({settings: [names]}) searches each named preset and gathers them in one table
+CAP_MEMBERS = capacity_settings.members(config[capacity_grid.FAMILY], CAP_PRESET_NAME)
 # runs/<preset>/H<H>_dh<d_h>-<settings key>.parquet: other settings never share a path
-CAP_RUNS = [f"{CAP}/runs/{capacity_grid.run_name(CAP_PRESET_NAME, CAP_PRESET, h, dh)}"
-            for h, dh in capacity_grid.architectures(CAP_PRESET)]
+CAP_RUNS_OF = {m: [f"{CAP}/runs/{capacity_grid.run_name(m, config[capacity_grid.FAMILY][m], h, dh)}"
+                   for h, dh in capacity_grid.architectures(config[capacity_grid.FAMILY][m])] for m in CAP_MEMBERS}
+CAP_RUNS = [r for runs in CAP_RUNS_OF.values() for r in runs]
 CAP_TABLE = {name: f"{CAP}/tables/{file}" for name, file in capacity_aggregate.TABLES.items()}
 CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIGURES for ext in ("png", "pdf")]
 # A GPU preset (pack_models > 1): one job searches every architecture whose row is missing, a round one
@@ -29,19 +32,25 @@ rule capacity:
 
 
 if CAP_PACKED and [r for r in CAP_RUNS if not os.path.exists(r)]:
+    # one pack job a preset: every missing architecture of it
+    for cap_member, cap_runs in CAP_RUNS_OF.items():
+        if not [r for r in cap_runs if not os.path.exists(r)]:
+            continue
 
-    rule capacity_search_pack:
-        """Every missing architecture's search, each round one pack of all their open seeds' probes."""
-        output:
-            [r for r in CAP_RUNS if not os.path.exists(r)],
-        log:
-            f"logs/capacity/{CAP_PRESET_NAME}/pack.log",
-        benchmark:
-            f"logs/capacity/{CAP_PRESET_NAME}/pack.benchmark.tsv"
-        threads: threads_of("train", "capacity")
-        resources: **res("train", "capacity")
-        shell:
-            CAP_SEARCH_SHELL
+        rule:
+            """Every missing architecture's search of one preset, each round one pack of all their open seeds' probes."""
+            name:
+                "capacity_search_pack" if len(CAP_MEMBERS) == 1 else f"capacity_search_pack_{cap_member}"
+            output:
+                [r for r in cap_runs if not os.path.exists(r)],
+            log:
+                f"logs/capacity/{cap_member}/pack.log",
+            benchmark:
+                f"logs/capacity/{cap_member}/pack.benchmark.tsv"
+            threads: threads_of("train", "capacity")
+            resources: **res("train", "capacity")
+            shell:
+                CAP_SEARCH_SHELL
 
 else:
 

@@ -71,7 +71,7 @@ rule dpc_aggregate:
 
 
 rule dpc_figures:
-    """Fits of spec §3 (Parquet + markdown slope table) and the per-experiment figures."""
+    """The original's fits (DPC Figs 1-10; Parquet + markdown slope table) and the per-experiment figures."""
     input:
         runs=DPC_TABLE["runs"],
         summary=DPC_TABLE["summary"],
@@ -91,7 +91,7 @@ rule dpc_figures:
 
 
 rule dpc_kl:
-    """Prop 3, Theorem 2 and LS-vs-WLS KL values next to their bounds (spec §4), and their figure."""
+    """Prop 3, Theorem 2 and LS-vs-WLS KL values next to their bounds (DPC §3, §6), and their figure."""
     output:
         table=DPC_TABLE["kl"],
         figures=in_report(DPC_KL_FIGURE, "dpc"),

@@ -1,4 +1,4 @@
-"""Assumption checks of Mahdavi et al. 2024 (Table 1, Fig 1, Table 3, Assumption 3), spec mahdavi.md §4.
+"""Assumption checks of Mahdavi et al. 2024 (Table 1, Fig 1, Table 3, Assumption 3): MLT §4.4, §5.1, App. J.
 
 grid.py        the tracks (photos, digits, gpt2, bert) and the settings one track job reads (torch-free)
 rank.py        rank of each context (Asm 2), Kruskal-rank sampling over nested subsets, k-search

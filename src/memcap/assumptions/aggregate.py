@@ -20,7 +20,7 @@ PAPER_TABLES = {
 }
 FORMATS = ("md", "tex")
 
-# Table 1 of the paper, as its text states it (MLT §5.1; the spec holds its numbers back): ViT-B/16 features
+# Table 1 of the paper, as its text states it (MLT §5.1): ViT-B/16 features
 # of 2000 ImageNet images, 5000 random subsets per k. General Position fails in all cases; only Asm 1 is
 # violated, at the Embedding layer; Asm 2 holds for all; Asm 3 "already holds for the Embedding layer"
 # (None: the text says nothing). Printed beside the rows of the tracks in PAPER_TRACKS.
@@ -32,8 +32,8 @@ PAPER_TABLE1 = {
 }
 PAPER_KRUSKAL = "< d"          # "the Kruskal Rank is typically much less than d, as shown by Figure 1"
 
-# Table 3 of the paper as App. J's text states it (the PDF's ✓/✗ cells are not in the text; spec mahdavi.md
-# §4.4): Asm 2 holds for BERT "for all cases" and fails for pre-trained GPT-2 (learned positions); GPT-2
+# Table 3 of the paper as App. J's text states it (its ✓/✗ cells are not in the
+# text): Asm 2 holds for BERT "for all cases" and fails for pre-trained GPT-2 (learned positions); GPT-2
 # satisfies Asm 1 "after one layer" (so not at L0); BERT's L1 queries have Kruskal rank 291 (trained) and
 # 349 (random) < n = 512, Asm 1 violated. (model, layer) -> (checks, Kruskal rank); None: not stated. The
 # MiniLM stand-in is set beside the paper's trained BERT (its `weights` says stand-in).

@@ -1,6 +1,6 @@
 """Hugging Face, offline only: weights from a local cache by repo id, and the GPT-2 BPE file.
 
-Nothing here may reach a hub (spec data.md §4: an online lookup retries ~45 s before failing), so the
+Nothing here may reach a hub (an online lookup retries ~45 s before failing), so the
 offline variables are set before transformers is first imported. A checkpoint that is not in the
 local cache is not an error: the caller reports its rows as SKIPPED with the reason returned here.
 """
@@ -44,7 +44,7 @@ def minilm_path() -> Path:
 
 
 def gpt2_encoding(bpe_dir: str | os.PathLike):
-    """tiktoken Encoding of GPT-2 from DEST/gpt2.tiktoken (sha256-checked), as spec data.md §3 shows."""
+    """tiktoken Encoding of GPT-2 from DEST/gpt2.tiktoken (sha256-checked)."""
     import hashlib
 
     import tiktoken

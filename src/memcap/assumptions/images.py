@@ -1,4 +1,5 @@
-"""Image sources for the vision track (spec data.md §1, mahdavi.md §4.2). Each yields uint8 RGB batches.
+"""Image sources for the vision track (MLT §5.1; docs/outputs.md, "Assumption checks on real data").
+Each yields uint8 RGB batches.
 
 A source has `meta` (one row per example: where it came from) and `batch(start, stop)` -> uint8
 (B, H, W, C). Images are produced per batch, so T images never sit in memory at once.
@@ -23,7 +24,7 @@ from PIL import Image
 
 FETCH_SCRIPT = "tools/fetch-imagenet-sample.sh"   # the 1300-image ImageNet validation sample (sha256-checked)
 
-# Real photos only (spec data.md §1): drawn/synthetic images such as horse or logo are left out.
+# Real photos only: drawn/synthetic images such as horse or logo are left out.
 SKIMAGE_PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry",
                   "retina", "stereo_motorcycle", "camera", "coins", "moon", "clock", "text", "page",
                   "brick", "grass", "gravel", "cell", "microaneurysms")
@@ -152,7 +153,7 @@ def _fit(image: "Image.Image", size: int, fit: str) -> np.ndarray:
     """size x size pixels: a bilinear resize (the reference's, from full-size ImageNet files), or the
     central crop of a file already near that size. A second resampling of an already downscaled file
     blurs it, and the Kruskal ranks follow the detail left: on the 227-px sample, Random Attention's
-    estimate is 194 resized, 221 cropped (1000 subsets; docs/faithfulness.md)."""
+    estimate is 194 resized, 221 cropped (1000 subsets; docs/outputs.md, "Real ImageNet images")."""
     if fit == "center_crop":
         w, h = image.size
         if w < size or h < size:

@@ -1,4 +1,4 @@
-"""The checks of spec mahdavi.md §4.1 as batched linear algebra.
+"""The assumption checks (docs/method.md, "MLT: Assumption checks") as batched linear algebra.
 
 Definitions [P]: the Kruskal rank of a set of vectors is the largest k such that every k-subset is
 linearly independent; General Position (GP) means it is min(#vectors, d). Asm 1: the T query vectors
@@ -256,7 +256,7 @@ class KruskalSampler:
         return low >= k
 
     def reaches(self, k: int, threshold: float) -> bool:
-        """fraction(k) >= threshold? Decided as soon as the trials computed so far settle it (the Kruskal-rank
+        """fraction(k) >= threshold? Decided as soon as the trials computed settle it (the Kruskal-rank
         search needs no more): above the estimated rank a few dozen failures suffice."""
         if k in self._hits:
             return self._hits[k] / self.trials >= threshold

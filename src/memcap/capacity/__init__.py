@@ -1,8 +1,10 @@
 """Capacity by search: per MLT architecture and seed, the largest dataset size T the layer memorizes.
 
 grid.py       params preset -> the architectures, what a probe trains, where probes and rows live (torch-free)
+settings.py   what a preset measures: its model family and output, its bound, a composite's presets (torch-free)
 search.py     a seed's bracket [T_pass, T_fail) and its next probes (torch-free)
-probes.py     a round's probes trained as one pack by the MLT family's model and training loop
+probes.py     a round's probes trained as one pack: MLT's model through memcap.training
+associations.py  a DPC preset's probes: DPC's transformer on T random associations, through DPC's loop
 rounds.py     the search in rounds, resumable from the probe files and the round's checkpoint
 store.py      one Parquet a probe
 summary.py    an architecture's row: the seeds' capacities, T* with its t interval, the budget check

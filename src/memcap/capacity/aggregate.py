@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from memcap import results
 from memcap.bounds import associations, memorization_bound
-from memcap.capacity import grid
+from memcap.capacity import grid, settings
 from memcap.capacity.store import ProbeStore
 from memcap.scales import scale_note
 
@@ -19,11 +19,11 @@ TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "laws": 
 # Column order of tables/capacity.parquet: the search's row (memcap.capacity.summary), then the bounds
 # and bits a parameter at capacity (T*·log2 C / params), and Morris et al.'s threshold-free measure: the
 # most memorized bits of any probe (mean over seeds of each seed's largest) over params.
-COLUMNS = ["family", "scale", "heads", "head_dim", "context_size", "input_dim", "num_classes", "context",
+COLUMNS = ["family", "scale", "setting", "heads", "head_dim", "context_size", "input_dim", "num_classes", "context",
            "threshold", "seeds", "status", "capacity", "capacity_ci_low", "capacity_ci_high", "capacity_min",
            "seed_capacity", "seed_low", "seed_high", "max_width", "non_monotone", "mlt_bound", "dpc_bound",
            "param_count", "bits_per_param", "bits_ci_low", "bits_ci_high", "max_memorized_bits",
-           "max_bits_per_param", "budget_check_seed", "budget_check_T", "budget_check_acc", "budget_limited",
+           "max_bits_per_param", "bound", "bound_ratio", "budget_check_seed", "budget_check_T", "budget_check_acc", "budget_limited",
            "probes", "probes_per_round", "train_seconds", "device"]
 # Published capacities in bits per parameter, drawn and listed beside ours: the perceptron (Cover 1965,
 # Gardner 1988: 2 bits a weight), language models storing knowledge (Allen-Zhu & Li 2024: 2 bits a
@@ -33,27 +33,51 @@ ANCHORS = {"Cover / Gardner (perceptron)": 2.0, "Allen-Zhu & Li": 2.0, "Morris e
            "Collins et al. (tuned)": 5.0}
 
 
-def probes(runs: list[str], p: dict) -> pd.DataFrame:
-    """Every probe of these rows' architectures (budget 1 and the budget checks)."""
+def preset_of(run: str) -> str:
+    """The preset a row file belongs to: its folder, runs/<preset>/ (memcap.capacity.grid.run_name)."""
+    return Path(run).parent.name
+
+
+def probes(runs: list[str], section: dict) -> pd.DataFrame:
+    """Every probe of these rows' architectures (budget 1 and the budget checks); `section` is the
+    family's presets (each row's own is its folder's); scale names the preset, setting what it measures."""
     parts = []
     for run in runs:
         H, dh = grid.parse_run_name(run)
+        p = section[preset_of(run)]
         t = ProbeStore(Path(run).parent.parent, p, H, dh).table()
-        parts.append(t[t.seed.isin(p["seeds"])])
-    return pd.concat(parts, ignore_index=True).sort_values(["heads", "head_dim", "seed", "budget", "dataset_size"])
+        parts.append(t[t.seed.isin(p["seeds"])].assign(scale=preset_of(run), setting=settings.label(p)))
+    return pd.concat(parts, ignore_index=True).sort_values(["scale", "heads", "head_dim", "seed", "budget", "dataset_size"])
+
+
+def setting_of(cap: pd.DataFrame) -> pd.Series:
+    """Each row's setting (a table written before settings were named: MLT's C-way classification)."""
+    if "setting" in cap and cap.setting.notna().all():
+        return cap.setting
+    derived = cap.num_classes.map(lambda c: settings.label({"num_classes": int(c)}))
+    return cap.setting.fillna(derived) if "setting" in cap else derived
+
+
+def is_dpc(cap: pd.DataFrame) -> pd.Series:
+    return setting_of(cap).str.startswith(settings.DPC + "/")
 
 
 def table(rows: pd.DataFrame, probe_rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows sorted by (H, d_h), with both bounds, bits a parameter at T* and Morris's measure."""
-    cap = rows.sort_values(["heads", "head_dim"]).reset_index(drop=True)
+    """The rows by setting, then (H, d_h), with both bounds, the bound that applies (`bound`: DPC's count
+    for DPC rows, MLT's for the others) and T*/bound, bits a parameter at T* and Morris's measure."""
+    cap = rows.assign(setting=setting_of(rows)).sort_values(["setting", "input_dim", "heads", "head_dim"])
+    cap = cap.reset_index(drop=True)
     cap["mlt_bound"] = [memorization_bound(h, n, dh) for h, n, dh in zip(cap.heads, cap.context_size, cap.head_dim)]
     cap["dpc_bound"] = associations(cap.heads, cap.head_dim, cap.input_dim).astype(int)
+    cap["bound"] = cap.dpc_bound.where(is_dpc(cap), cap.mlt_bound)
+    cap["bound_ratio"] = cap.capacity / cap.bound
     per_example = np.log2(cap.num_classes) / cap.param_count
     for col, src in (("bits_per_param", "capacity"), ("bits_ci_low", "capacity_ci_low"), ("bits_ci_high", "capacity_ci_high")):
         cap[col] = cap[src] * per_example
     main = probe_rows[probe_rows.budget == 1]
-    most = main.groupby(["heads", "head_dim", "seed"]).memorized_bits.max().groupby(["heads", "head_dim"]).mean()
-    cap["max_memorized_bits"] = [most.get((h, dh), math.nan) for h, dh in zip(cap.heads, cap.head_dim)]
+    keys = ["scale", "heads", "head_dim"] if "scale" in main else ["heads", "head_dim"]
+    most = main.groupby([*keys, "seed"]).memorized_bits.max().groupby(keys).mean()
+    cap["max_memorized_bits"] = [most.get(tuple(r), math.nan) for r in cap[keys].itertuples(index=False)]
     cap["max_bits_per_param"] = cap.max_memorized_bits / cap.param_count
     return cap.reindex(columns=COLUMNS)
 
@@ -106,24 +130,36 @@ def ratio(a: list[float], b: list[float], seed: int = 0) -> dict:
 
 
 def _laws_on(rows: pd.DataFrame, p: dict, suffix: str, note: str) -> list[dict]:
-    n = p["context_size"]
+    dpc = settings.family(p) == settings.DPC
+    n = p["input_dim"] if dpc else p["context_size"]      # DPC: d_h up to d; MLT: up to the context size n
     on_h = rows[rows.head_dim == p["head_dim"]]
     on_dh = rows[rows.heads == p["heads"]]
     below = on_dh[on_dh.head_dim <= n]
-    out = [{"law": "alpha_heads" + suffix, "meaning": f"T* ∝ H^α at d_h = {p['head_dim']}{note}",
+    at = f"{settings.label(p)}{', d = ' + str(p['input_dim']) if dpc else ''}: "
+    out = [{"law": "alpha_heads" + suffix, "meaning": f"{at}T* ∝ H^α at d_h = {p['head_dim']}{note}",
             **power_law(on_h, "heads"), "rows": ", ".join(f"H={h}" for h in on_h.heads)},
-           {"law": "beta_head_dim_below_n" + suffix, "meaning": f"T* ∝ d_h^β for d_h <= n = {n} at H = {p['heads']}{note}",
+           {"law": "beta_head_dim_below_n" + suffix,
+            "meaning": f"{at}T* ∝ d_h^β for d_h <= {'d' if dpc else 'n'} = {n} at H = {p['heads']}{note}",
             **power_law(below, "head_dim"), "rows": ", ".join(f"d_h={d}" for d in below.head_dim)}]
+    if dpc:
+        return out
     at_n, at_2n = on_dh[on_dh.head_dim == n], on_dh[on_dh.head_dim == 2 * n]
     r = (ratio(at_2n.seed_capacity.iloc[0], at_n.seed_capacity.iloc[0]) if len(at_n) and len(at_2n)
          else {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan})
-    out.append({"law": "past_n_ratio" + suffix, "meaning": f"T*(d_h = {2 * n}) / T*(d_h = {n}) at H = {p['heads']}{note}",
+    out.append({"law": "past_n_ratio" + suffix, "meaning": f"{at}T*(d_h = {2 * n}) / T*(d_h = {n}) at H = {p['heads']}{note}",
                 **r, "prefactor": math.nan, "points": len(at_n) + len(at_2n),
                 "rows": f"d_h={n} and d_h={2 * n}" if len(at_n) and len(at_2n) else "missing"})
     return out
 
 
-def laws(cap: pd.DataFrame, p: dict) -> pd.DataFrame:
+def laws(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
+    """laws_of for each preset of the table (its `scale`), with its scale and setting."""
+    parts = [laws_of(cap[cap.scale == name], section[name]).assign(scale=name, setting=settings.label(section[name]))
+             for name in dict.fromkeys(cap.scale)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["law", "scale", "setting"])
+
+
+def laws_of(cap: pd.DataFrame, p: dict) -> pd.DataFrame:
     """The papers' claims on capacity: α of T* ∝ H^α on the H grid (MLT: linear), β of T* ∝ d_h^β
     below n, and T*(d_h = 2n) / T*(d_h = n) at the d_h grid's H (MLT: no gain past n). The claims
     read the laws of the rows they may be judged on (judged; `rows` says which); the same laws over
@@ -150,18 +186,24 @@ def shown(cap: pd.DataFrame) -> pd.DataFrame:
             return "–"
         verdict = "passes: budget-limited, T* is a lower bound" if r.budget_limited else "fails"
         return f"T={int(r.budget_check_T):,} (seed {int(r.budget_check_seed)}): {r.budget_check_acc:.4f}, {verdict}"
+    def bound(r):
+        which = settings.applies(r.setting)
+        if which.startswith("neither") or pd.isna(r.capacity):
+            return which
+        return f"{which}: T* = {r.bound_ratio:.2f} x {int(r.bound):,}"
     return pd.DataFrame({
-        "H": cap.heads, "d_h": cap.head_dim,
+        "setting": cap.setting, "d": cap.input_dim, "H": cap.heads, "d_h": cap.head_dim,
         "T* [95% CI]": [ci(r.capacity, r.capacity_ci_low, r.capacity_ci_high) for r in cap.itertuples()],
         "T*_min": cap.capacity_min, "seeds' brackets [T_pass, T_fail)": [brackets(r) for r in cap.itertuples()],
         "params": cap.param_count,
         "bits/param [95% CI]": [ci(r.bits_per_param, r.bits_ci_low, r.bits_ci_high, 3) for r in cap.itertuples()],
         "max bits/param": cap.max_bits_per_param.round(3),
-        "MLT bound": cap.mlt_bound, "DPC count": cap.dpc_bound,
+        "MLT bound": cap.mlt_bound, "DPC count": cap.dpc_bound, "bound that applies": [bound(r) for r in cap.itertuples()],
         "2x steps at the first failing T": [check(r) for r in cap.itertuples()], "status": cap.status})
 
 
 def laws_shown(law: pd.DataFrame) -> pd.DataFrame:
+    law = law[~law.law.str.endswith("_all")] if "setting" in law else law
     return pd.DataFrame({"law": law.meaning, "estimate [95% CI]": [
         "–" if pd.isna(r.statistic) else f"{r.statistic:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in law.itertuples()],
         "from": law.rows})
@@ -171,6 +213,9 @@ def title(cap: pd.DataFrame, scale: str) -> str:
     scale = f"{scale}, {scale_note(scale)}" if scale_note(scale) else scale
     if not len(cap):
         return f"Capacity by search (scale: {scale})"
+    if setting_of(cap).nunique() > 1:
+        return (f"Capacity by search (scale: {scale}; settings: {', '.join(dict.fromkeys(setting_of(cap)))}; "
+                f"memorized = train accuracy >= the threshold on the T examples or associations)")
     r = cap.iloc[0]
     return (f"Capacity by search (scale: {scale}; d = {r.input_dim}, n = {r.context_size}, C = {r.num_classes}, "
             f"{r.context} context, {r.seeds} seeds, memorized = train accuracy >= {r.threshold})")
@@ -180,7 +225,42 @@ def anchors_text() -> str:
     return "Published capacities in bits per parameter: " + "; ".join(f"{k} {v:g}" for k, v in ANCHORS.items()) + "."
 
 
+def _span(values, fmt: str) -> str:
+    values = [v for v in values if not pd.isna(v)]
+    return "–" if not values else (format(min(values), fmt) if min(values) == max(values)
+                                   else f"{format(min(values), fmt)} to {format(max(values), fmt)}")
+
+
+def sentences(cap: pd.DataFrame, law: pd.DataFrame | None = None) -> list[str]:
+    """One sentence a setting on what one attention layer memorizes there, its numbers from the table
+    (closed rows) and the laws."""
+    out = []
+    for setting, g in cap.assign(setting=setting_of(cap)).groupby("setting", sort=False):
+        ok = g[g.status == "closed"]
+        if ok.empty:
+            out.append(f"{setting}: no closed rows yet.")
+            continue
+        lim = int(budget_limited(ok).sum())
+        text = (f"{setting} ({len(ok)} architectures x {int(ok.seeds.max())} seeds): T* from {_span(ok.capacity, ',.0f')}, "
+                f"{_span(ok.bits_per_param, '.3f')} bits per parameter")
+        which = settings.applies(setting)
+        if not which.startswith("neither"):
+            text += f", {_span(ok.bound_ratio, '.1f')} times {which.split(' (')[0]}'s count"
+        else:
+            text += ", beyond both theorems"
+        if law is not None and "setting" in law:
+            a = law[(law.setting == setting) & (law.law == "alpha_heads")]
+            a = a[a.statistic.notna()]
+            if len(a):
+                r = a.iloc[0]
+                text += f"; T* ∝ H^α with α = {r.statistic:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+        text += f"{f' ({lim} budget-limited: lower bounds)' if lim else ''}."
+        out.append(text)
+    return out
+
+
 def markdown(cap: pd.DataFrame, law: pd.DataFrame, scale: str) -> str:
     """The capacity table and the laws as markdown (pandas' to_markdown)."""
-    return (f"# {title(cap, scale)}\n\n{shown(cap).to_markdown(index=False)}\n\n{anchors_text()}\n\n"
+    lines = "".join(f"- {t}\n" for t in sentences(cap, law))
+    return (f"# {title(cap, scale)}\n\n{lines}\n{shown(cap).to_markdown(index=False)}\n\n{anchors_text()}\n\n"
             f"## Laws\n\n{laws_shown(law).to_markdown(index=False)}\n")

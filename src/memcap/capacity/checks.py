@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 FAMILY = "capacity"
+COMPOSITE = "settings"   # memcap.capacity.settings.COMPOSITE (this module stays import-free)
 
 
 def problems(params: dict) -> list[str]:
     out = []
-    for scale, p in (params.get(FAMILY) or {}).items():
+    section = params.get(FAMILY) or {}
+    for scale, p in section.items():
         key = f"{FAMILY}.{scale}"
+        if COMPOSITE in p:
+            out += [f"{key}.settings: {m!r} is not a search preset of {FAMILY}; allowed: {sorted(n for n, q in section.items() if COMPOSITE not in q)}"
+                    for m in p[COMPOSITE] if m not in section or COMPOSITE in section[m]]
+            continue
+        if p.get("family") == "dpc" and p["pool"] > p["vocab"] ** 2:
+            out.append(f"{key}.pool: {p['pool']} above the {p['vocab'] ** 2} pairs of N = {p['vocab']}; allowed: pool <= N²")
         if p["t_min"] > p["pool"]:
             out.append(f"{key}.t_min: {p['t_min']} above pool {p['pool']}; allowed: t_min <= pool")
         if max([p["head_dim"], *p["head_dim_grid"]]) > p["input_dim"]:

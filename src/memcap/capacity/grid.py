@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from memcap.capacity import settings
 from memcap.keys import settings_key
 from memcap.models.mlt_work import param_count
 
@@ -19,6 +20,10 @@ FAMILY = "capacity"
 TRAINING_KEYS = ("lr", "batch_size", "epochs", "min_steps", "eval_every", "early_stop")
 # What a probe's numbers depend on beside H, d_h and the trainer (pool: the size of each seed's pool).
 DATA_KEYS = ("input_dim", "context_size", "num_classes", "context", "pool")
+# DPC association probes (memcap.capacity.associations): the DPC trainer's settings, and the data's.
+DPC_TRAINING_KEYS = ("batch_size", "batches", "epochs", "lr", "lr_low")
+DPC_DATA_KEYS = ("vocab", "input_dim", "pool")
+DPC_CONTEXT = 2   # S: a context is a pair of tokens (t_1, t_2)
 # The search's own knobs: they decide which probes are trained and how a row reads them.
 SEARCH_KEYS = ("seeds", "threshold", "start_bits", "grow", "t_min", "rel_tol", "max_probes", "budget_factor")
 PROBE_PRESET = "probe"   # the name probe keys hash with: one for all presets, so they share probes
@@ -30,8 +35,17 @@ def architectures(p: dict) -> list[tuple[int, int]]:
     return list(dict.fromkeys(points))
 
 
+def per_head_proj(p: dict, head_dim: int) -> bool:
+    """DPC rows with d_h < d use the paper's per-head d -> d_h -> d maps (Corollary 1's model, rank up to
+    H·d_h); the original code's one shared pair would cap the attention's rank at d_h whatever H is."""
+    return bool(p.get("per_head_proj", True)) and head_dim < p["input_dim"]
+
+
 def probe_settings(p: dict, heads: int, head_dim: int) -> dict:
     """Everything a probe's numbers depend on but its seed, T and budget."""
+    if settings.family(p) == settings.DPC:
+        return {"family": settings.DPC, "heads": heads, "head_dim": head_dim, **{k: p[k] for k in DPC_DATA_KEYS},
+                "per_head_proj": per_head_proj(p, head_dim), **{k: p["training"][k] for k in DPC_TRAINING_KEYS}}
     return {"heads": heads, "head_dim": head_dim, **{k: p[k] for k in DATA_KEYS},
             **{k: p["training"][k] for k in TRAINING_KEYS}}
 
@@ -61,7 +75,10 @@ def parse_run_name(path: str) -> tuple[int, int]:
 
 def probe_folder(p: dict, heads: int, head_dim: int) -> str:
     """The architecture's probes below runs/: probes/H<H>_dh<d_h>-<probe key>/ (shared by presets)."""
-    return f"probes/{arch_name(heads, head_dim)}-{settings_key(PROBE_PRESET, probe_settings(p, heads, head_dim))}"
+    arch = arch_name(heads, head_dim)
+    if settings.family(p) == settings.DPC:
+        arch = f"dpc_N{p['vocab']}_d{p['input_dim']}_{arch}"
+    return f"probes/{arch}-{settings_key(PROBE_PRESET, probe_settings(p, heads, head_dim))}"
 
 
 def probe_file(seed: int, T: int, budget: int) -> str:
@@ -70,12 +87,26 @@ def probe_file(seed: int, T: int, budget: int) -> str:
 
 
 def params_of(p: dict, heads: int, head_dim: int) -> int:
-    """Parameters of one model of the architecture (the paper's P)."""
+    """Parameters of one model of the architecture (the paper's P; DPC: what its model allocates)."""
+    if settings.family(p) == settings.DPC:
+        from memcap.models.aot import param_count as aot_params   # here: the Snakefile stays torch-free
+
+        return aot_params(p["vocab"], p["input_dim"], head_dim, heads, per_head_proj=per_head_proj(p, head_dim))
     return param_count(p["input_dim"], heads, head_dim, p["num_classes"])
+
+
+def classes(p: dict) -> int:
+    """Labels an example can take: C (MLT), or the vocabulary N (a DPC association's target)."""
+    return p["vocab"] if settings.family(p) == settings.DPC else p["num_classes"]
+
+
+def context_size(p: dict) -> int:
+    """n: context tokens an example's query attends to (DPC: the pair)."""
+    return DPC_CONTEXT if settings.family(p) == settings.DPC else p["context_size"]
 
 
 def start_size(p: dict, heads: int, head_dim: int) -> int:
     """The first T probed: start_bits bits a parameter at log2 C bits an example, within [t_min, pool].
     Any start finds the same bracket for a monotone outcome; a near one saves probes."""
-    T = round(p["start_bits"] * params_of(p, heads, head_dim) / math.log2(p["num_classes"]))
+    T = round(p["start_bits"] * params_of(p, heads, head_dim) / math.log2(classes(p)))
     return min(max(T, p["t_min"]), p["pool"])

@@ -1,4 +1,5 @@
-"""Train a round's probes as one pack: MLT's model and the training loop every family uses (memcap.training).
+"""Train a round's probes as one pack: MLT's model and the training loop every family uses (memcap.training);
+a DPC preset's probes go to memcap.capacity.associations (train_probes is the one interface rounds.py drives).
 
 A probe (H, d_h, seed, T, budget) is one MLT model (memcap.models.mlt_attention, its initialisation
 from the seed) trained by memcap.training.loop on the first T examples of its seed's pool: the
@@ -20,6 +21,7 @@ from typing import Callable
 
 import torch
 
+from memcap.capacity import settings
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import MLTData, make_data
 from memcap.training.config import RunResult, TrainConfig
@@ -75,6 +77,11 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
     """Train `probes` (one budget) as one pack; on_probe(probe, row) hears of each as soon as it is
     done (row: RunResult's fields, its device and the pack's size). Probes in `skip` are done already
     (a resumed round): they keep their place, so the round's checkpoint still fits."""
+    if settings.family(p) == settings.DPC:   # DPC's model and loop (memcap.capacity.associations)
+        from memcap.capacity import associations
+
+        return associations.train_probes(probes, p, device, on_probe, skip, checkpoint_path, checkpoint_every_s,
+                                         progress, desc)
     budgets = {pr.budget for pr in probes}
     if len(budgets) != 1:
         raise ValueError(f"a pack of probes trains one budget, not {sorted(budgets)}")

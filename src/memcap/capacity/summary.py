@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from memcap.capacity import grid
+from memcap.capacity import grid, settings
 from memcap.capacity.search import CLOSED, bracket, budget_probe, status
 
 
@@ -48,9 +48,9 @@ def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, pr
     limited = bool(budget_row.mem_acc.iloc[0] >= p["threshold"]) if len(budget_row) else None
     lows = [brackets[s].low or 0 for s in seeds]
     return {
-        "family": grid.FAMILY, "scale": scale, "heads": heads, "head_dim": head_dim,
-        "context_size": p["context_size"], "input_dim": p["input_dim"], "num_classes": p["num_classes"],
-        "context": p["context"], "threshold": p["threshold"], "seeds": len(seeds),
+        "family": grid.FAMILY, "scale": scale, "setting": settings.label(p), "heads": heads, "head_dim": head_dim,
+        "context_size": grid.context_size(p), "input_dim": p["input_dim"], "num_classes": grid.classes(p),
+        "context": p.get("context", "pairs"), "threshold": p["threshold"], "seeds": len(seeds),
         "status": "closed" if every_closed else "; ".join(f"seed {s}: {st}" for s, st in statuses.items() if st != CLOSED),
         "capacity": mean, "capacity_ci_low": low, "capacity_ci_high": high, "capacity_min": min(lows),
         "seed_capacity": [round(c, 1) if not math.isnan(c) else None for c in caps],

@@ -3,6 +3,17 @@
 Each family has a module here with a one-line HELP and `register(subparsers)`. Every command takes
 `--params FILE`: the rules pass the resolved params the Snakemake DAG was built from (params.yaml plus
 any --configfile/--config overrides, written by the Snakefile), never params.yaml behind its back.
+
+params.py         validate a params file
+mlt_synthetic.py  MLT: train a grid point or a pack, aggregate, draw
+theory.py         CONSTRUCT, GD vs construction, rank bounds, Fig 3
+dpc.py            DPC: train a curve, aggregate, fit and draw, the KL theory
+assumptions.py    the digits ViT, one track's checks, Tables 1/3, Fig 1
+capacity.py       the capacity search in rounds, its table and figure
+report.py         the scorecard, bits per parameter, the HTML page
+provenance.py     can every result be traced to a commit's code?
+suite.py          a long run that outlives a machine (run, snapshot, finish)
+bundle.py         train on a machine without Snakemake; take the bundle back
 """
 
 from __future__ import annotations

@@ -36,13 +36,19 @@ def _search(args) -> None:
 
     from memcap import keys, results, runtime
     from memcap import params as memcap_params
-    from memcap.capacity import grid, rounds, summary
+    from memcap.capacity import aggregate, grid, rounds, settings, summary
     from memcap.capacity.store import ProbeStore
 
     params = load_params(args)
     runtime.prepare(args.threads)
-    scale = memcap_params.scale_of(params, grid.FAMILY)
-    p = memcap_params.preset(params, grid.FAMILY)
+    # the rows' preset is their folder (runs/<preset>/): the active one, or one its composite names
+    names = {aggregate.preset_of(r) for r in args.runs}
+    if len(names) != 1:
+        raise SystemExit(f"capacity search: the rows belong to presets {sorted(names)}; one job searches one preset")
+    scale = names.pop()
+    if scale not in settings.members(params[grid.FAMILY], memcap_params.scale_of(params, grid.FAMILY)):
+        raise SystemExit(f"capacity search: {scale!r} is not the active capacity preset nor one of its settings")
+    p = params[grid.FAMILY][scale]
     archs = [grid.parse_run_name(r) for r in args.runs]
     for run, (H, dh) in zip(args.runs, archs):   # each row's name stands for the settings read
         keys.check(Path(run).stem.rsplit("-", 1)[1], scale, grid.search_settings(p, H, dh), args.params)
@@ -61,17 +67,20 @@ def _search(args) -> None:
 def _aggregate(args) -> None:
     from memcap import params as memcap_params
     from memcap import results
-    from memcap.capacity import aggregate, figures, grid
+    from memcap.capacity import aggregate, figures, grid, settings
 
     params = load_params(args)
-    p = memcap_params.preset(params, grid.FAMILY)
     scale = memcap_params.scale_of(params, grid.FAMILY)
-    probes = aggregate.probes(args.runs, p).assign(scale=scale)
-    cap = aggregate.table(results.read_parquet(args.runs), probes)
-    laws = aggregate.laws(cap, p)
+    section = params[grid.FAMILY]
+    p = {name: section[name] for name in settings.members(section, scale)}
+    probes = aggregate.probes(args.runs, section)
+    rows = results.read_parquet(args.runs)
+    rows["scale"] = [aggregate.preset_of(r) for r in args.runs]   # one row a file, in order
+    cap = aggregate.table(rows, probes)
+    laws = aggregate.laws(cap, section)
     meta = results.provenance(p, scale=scale, inputs=args.runs)
     results.write_parquet(cap, args.out, meta)
     results.write_parquet(laws, args.laws, meta)
     results.write_parquet(probes, args.probes, meta)
     results.write_text(aggregate.markdown(cap, laws, scale), args.markdown)
-    figures.draw(cap, laws, p, args.figures)
+    figures.draw(cap, laws, section, args.figures)

@@ -1,4 +1,4 @@
-"""mlt: train one grid point, aggregate the family table, draw the figures, the fits and the summary."""
+"""mlt_synthetic: train a grid point or a pack, aggregate, draw the figures, the fits and the summary."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The original's regressions (`utils.reg_lin` and the EXP_*.py plots, spec dana.md §3).
+"""The original's regressions (`utils.reg_lin` and the EXP_*.py plots; docs/method.md, "DPC: Experiments 1-6").
 
 All are ordinary least squares of y on one transformed regressor plus an intercept
 (memcap.stats.linear_fit): linear y = a·x + b, "quadratic" y = a·x² + b and "cubic" y = a·x³ + b

@@ -1,4 +1,4 @@
-"""DPC grids, from the family's preset (torch-free; spec dana.md §2.6).
+"""DPC grids, from the family's preset (torch-free; docs/method.md, "DPC: Training protocol").
 
 An experiment varies one quantity `x` (heads, head_dim, dim, a width multiple, or the Exp 5 MLP arm's
 "heads" with W = 2d(H−1)) for each value of an optional `series` (dim, with d_h = d when head_dim is
@@ -75,7 +75,7 @@ def shape(s: dict, series_value: int | None, x: int) -> dict:
 
 
 def axis_params(axis: str, N: int, dim: int, heads: int, width: int, head_dim: int) -> int:
-    """Parameter count as the paper's x-axes draw it (spec §1.3)."""
+    """Parameter count as the paper's x-axes draw it (the original's EXP_*.py; DPC Theorem 1's count)."""
     d = dim
     if axis == "exp5":          # EXP_5.py: 4d²H + d(2N+1); the MLP arm at H = 1 + W/(2d)
         return 4 * d * d * (heads + width // (2 * d)) + d * (2 * N + 1)

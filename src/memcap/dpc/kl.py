@@ -1,4 +1,4 @@
-"""DPC's KL theory in computable form (spec dana.md §4): KL of explicit low-rank encoders next to bounds.
+"""DPC's KL theory in computable form (DPC §3, §6): KL of explicit low-rank encoders next to bounds.
 
 d_KL(π, f) = E_{t∼π} KL(π_t ‖ softmax f(t)) for a logit map f on contexts t. Three parts:
   prop3   Prop 3's circle construction for look-up tables (d = 2): W_j = (cos 2πj/N, sin 2πj/N),

@@ -3,7 +3,7 @@ placed on memcap's grid and checked against it.
 
 A file `Data_exp_<exp>[_<d>][_<variant>].csv` holds the mean accuracy `acc` (the train-batch window,
 over the repetitions) of one curve. Its rows are matched to (experiment, series, x) of the paper
-preset's grid (spec dana.md §3): `para` is the swept value for Exps 1, 5 and 6 and their variants, `d_head`
+preset's grid (DPC Figs 1-10): `para` is the swept value for Exps 1, 5 and 6 and their variants, `d_head`
 for Exp 2, `d` for Exp 3, `width / d` for the dim and depth Exp 5. The row's N, d and d_h are then
 checked against the shape memcap trains at that point; a disagreement is reported in `check`, never
 guessed away.

@@ -1,4 +1,4 @@
-"""The learning rate the original code actually ran (spec dana.md §2.5).
+"""The learning rate the original code actually ran (docs/method.md, "DPC: Training protocol").
 
 The original builds `LinearLR(opt, start_factor=lr, end_factor=lr_low, total_iters=epochs)` on an Adam
 whose base lr is already `lr`, and steps it once per epoch. LinearLR multiplies the base lr by the

@@ -1,4 +1,4 @@
-"""Training of DPC's look-up-table runs (spec dana.md §2.3–2.5): the loop, and one job of a grid.
+"""Training of DPC's look-up-table runs (docs/method.md, "DPC: Training protocol"): the loop, and one job of a grid.
 
 Faithful to the original protocol:
   the fixed sample of batch_size·batches trigrams is reshuffled every epoch (DataLoader shuffle=True);
@@ -103,7 +103,7 @@ def evaluate_table(model: AoT, task: LookupTask, batch_size: int = 8192, with_bi
     loss, bits = torch.zeros_like(hits), torch.zeros_like(hits)
     log2_n = torch.log2(torch.tensor(float(task.vocab)))
     for start in range(0, len(ctx), batch_size):
-        c, y = ctx[start:start + batch_size], answer[start:start + batch_size]
+        c, y = ctx[start:start + batch_size], answer[..., start:start + batch_size]   # y: (b,) or (M, b)
         logits = model(c.expand(M, -1, -1))                                   # (M, b, N)
         y = y.expand(M, -1)
         hits += (logits.argmax(-1) == y).sum(1).double()
@@ -139,7 +139,7 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
           checkpoint_path: str | None = None, progress: bool = True, desc: str = "train") -> list[RunResult]:
     """Train M models on the task's fixed sample; return one RunResult per model."""
     device = task.samples.device
-    M, n = len(seeds), task.samples.shape[0]
+    M, n = len(seeds), task.samples.shape[-2]   # samples (n, 3) shared, or (M, n, 3) one a model
     if n != cfg.batch_size * cfg.batches:
         raise ValueError(f"sample has {n} trigrams, expected batch_size*batches = {cfg.batch_size * cfg.batches}")
     total = cfg.epochs * cfg.batches
@@ -168,7 +168,8 @@ def train(model: AoT, task: LookupTask, seeds: list[int], cfg: TrainConfig,
     B = cfg.batch_size
     while epoch < cfg.epochs:
         perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)   # (M, n)
-        batches = task.samples[perm].view(M, cfg.batches, B, 3)              # (M, batches, B, 3)
+        own = task.samples.gather(1, perm[..., None].expand(-1, -1, 3)) if task.samples.dim() == 3 else None
+        batches = (task.samples[perm] if own is None else own).view(M, cfg.batches, B, 3)   # (M, batches, B, 3)
         for b in range(cfg.batches):
             train_step(model, batches[:, b], opt, acc_hist, loss_hist, epoch * cfg.batches + b)
         epoch += 1

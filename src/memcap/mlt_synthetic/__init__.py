@@ -2,7 +2,7 @@
 
 grid.py       params preset -> sweeps -> grid points (sweep, value, T) and their resolved settings
 train.py      one job, or a pack of a sweep's jobs, through memcap.training; Fig 3's attention maxima
-packing.py    which missing runs of a sweep train together as one pack (torch-free, for Snakemake)
+packing.py    which missing runs of a sweep form a pack (torch-free, for Snakemake)
 aggregate.py  the family table and its DVC metrics
 figures.py    Figs 2a/2b/2c/4/5, the Fig 2a linear fits and the markdown summary
 checks.py     what JSON Schema cannot say about the `mlt_synthetic` section (torch-free)

@@ -11,7 +11,7 @@ TABLES = {"runs": "runs.parquet", "fits": "fits.parquet", "summary": "summary.md
 
 # The stable schema of tables/runs.parquet: one row per (sweep, x, T, seed).
 RUN_COLUMNS = {
-    "family": "always 'mlt_synthetic'", "sweep": "sweep name (spec mahdavi.md §2.3)",
+    "family": "always 'mlt_synthetic'", "sweep": "sweep name (docs/method.md, MLT: Training protocol)",
     "scale": "the preset the run's settings come from: quick | paper | your own",
     "scale_label": "what the settings are, shown in titles: 'paper settings, 2 of the paper's 6 seeds', a quick stand-in and why",
     "vary": "swept quantity: heads | context_size | head_dim",

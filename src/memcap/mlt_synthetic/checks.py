@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 FAMILY = "mlt_synthetic"
-# The sweeps a figure or table reads (spec mahdavi.md §2.3, the original's 11 runs; memcap.mlt_synthetic.figures
+# The sweeps a figure or table reads (the original's 11 sweeps, docs/method.md; memcap.mlt_synthetic.figures
 # maps them to figures). A sweep of another name is read by nothing unless it is a saturation sweep
 # (analysis: true, Fig 3), so a misspelled name would train for nothing and its figure say SKIPPED.
 KNOWN_SWEEPS = ("regress_scale_ctx_size", "regress_scale_ctx_size_shared", "regress_scale_head",

@@ -17,7 +17,7 @@ from memcap import results
 from memcap.bounds import SATURATION_ACC
 from memcap.stats import before_saturation, linear_fit
 
-# Which sweep feeds which figure, and its title (spec mahdavi.md §3). The keys are the figure names:
+# Which sweep feeds which figure, and its title (MLT §5.2, App. H and I). The keys are the figure names:
 # figures/mlt_synthetic/<name>.png|.pdf.
 FIGURES = {
     "fig2a": {"sweeps": ["scale_head_shared"], "title": "Fig 2a: classification, shared context, vs heads H"},

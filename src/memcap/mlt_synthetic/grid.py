@@ -1,4 +1,4 @@
-"""MLT synthetic grids, from the family's preset (torch-free; spec mahdavi.md §2.3).
+"""MLT synthetic grids, from the family's preset (torch-free; docs/method.md, "MLT: Training protocol").
 
 A sweep varies one of heads / context_size / head_dim over `values` for each dataset size T in
 `dataset_sizes`. One grid point = (sweep, value, T); all seeds of a grid point train together in one

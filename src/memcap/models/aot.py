@@ -1,6 +1,6 @@
 """DPC's attention-only transformer (Dana, Pydi, Chevaleyre 2025), as the original code computes it.
 
-The model (spec dana.md §1.2, `Transformer`/`AoT` in the original `models.py`), for tokens t_{1:S}:
+The model (DPC §2; `Transformer`/`AoT` in the original `models.py`; docs/method.md, "DPC: Model"), for tokens t_{1:S}:
     res = E[t]                                         (B, S, d)      no position in the residual
     per layer ℓ:
         u   = C·res + P[:S]   (u = res + P if d = d_h)  (B, S, d_h)    P: position embedding of width d_h
@@ -41,7 +41,7 @@ def causal_mask(length: int, device=None) -> torch.Tensor:
 
 def param_count(vocab: int, dim: int, head_dim: int, heads: int, width: int = 0, layers: int = 1,
                 per_head_proj: bool = False) -> int:
-    """Parameters the original allocates (spec §1.3): N·d + 3·d_h + L·H·4·d_h² + 2·d·d_h + L(2dW+W) + N·d.
+    """Parameters the original `models.py` allocates: N·d + 3·d_h + L·H·4·d_h² + 2·d·d_h + L(2dW+W) + N·d.
 
     C and D (2·d·d_h) are allocated even when d = d_h, where they are unused; P has 3 rows, 2 used.
     """
@@ -62,7 +62,7 @@ class AoT(nn.Module):
         self.project = per_head_proj or d != dh   # the original skips C and D when d = d_h
         P = H if per_head_proj else 1             # number of (C, D) pairs
 
-        # PyTorch's default initialisations, as the original modules get them (spec §1.2).
+        # PyTorch's default initialisations, as the original modules get them.
         names = ("emb", "pos", "w_q", "w_k", "w_v", "w_out", "compress", "decompress", "w1", "b1", "w2", "unemb")
         t = {k: [] for k in names}
         for seed in seeds:

@@ -1,6 +1,7 @@
 """MLT's one-layer multi-head attention (Mahdavi et al. 2024), as the original code trains it.
 
-The model (spec mahdavi.md §1.2, `BaselineAttention` in the original code):
+The model (MLT §3 eqs (1)-(6) as `BaselineAttention` in the original code trains it;
+docs/method.md, "MLT: Model"):
     x_0 = e (query), x_1..x_n = E (context), all raw rows of width d
     emb_i = W_emb x_i + b_emb + pe[i]             sinusoidal PE, query at position 0
     s_h   = emb_{1..n} W_K^h (W_Q^h)^T emb_0 / sqrt(d)   the query attends only to the n context rows

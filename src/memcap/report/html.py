@@ -195,6 +195,8 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
                   "bits per parameter beside both papers' counts; the first failing T trained at 2x the steps says "
                   "whether the step budget limits T*.</p>",
                   f"<p>{html.escape(capacity_aggregate.title(capacity, str(capacity.scale.iloc[0])))}</p>",
+                  "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_aggregate.sentences(
+                      capacity, capacity_laws)) + "</ul>",
                   capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),
                   f"<p>{html.escape(capacity_aggregate.anchors_text())}</p>"]
         if capacity_laws is not None:

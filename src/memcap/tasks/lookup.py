@@ -1,4 +1,4 @@
-"""DPC's random look-up table task (spec dana.md §2.1–2.2, `power_unif_law` + `generate_data`).
+"""DPC's random look-up table task (DPC §5.1, App. B; the original's `power_unif_law` + `generate_data`).
 
 Trigrams (t_1, t_2, t_3): t_1, t_2 uniform and independent on [N], t_3 = g(t_1, t_2) with g: [N]² → [N]
 a uniformly random function (each of the N² entries an independent uniform draw; not a bijection).
@@ -19,28 +19,29 @@ import torch
 
 @dataclass
 class LookupTask:
-    table: torch.Tensor      # g: (N, N) long, table[t1, t2] = t3
-    samples: torch.Tensor    # (n_samples, 3) long trigrams (t1, t2, t3)
+    table: torch.Tensor      # g: (N, N) long, table[t1, t2] = t3; or (M, N, N), one table a model
+    samples: torch.Tensor    # (n_samples, 3) long trigrams (t1, t2, t3); or (M, n_samples, 3)
 
     @property
     def vocab(self) -> int:
-        return self.table.shape[0]
+        return self.table.shape[-1]
 
     @property
     def contexts(self) -> int:
         """T_0 = N² contexts, all with prior mass 1/N²."""
-        return self.table.numel()
+        return self.vocab ** 2
 
     def to(self, device) -> "LookupTask":
         return LookupTask(self.table.to(device), self.samples.to(device))
 
     def all_contexts(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Every context (N², 2) and its answer (N²,): the full table, for the exact accuracy."""
+        """Every context (N², 2) and its answer (N²,) (or (M, N²), a table a model): the full table,
+        for the exact accuracy."""
         N = self.vocab
         t1, t2 = torch.meshgrid(torch.arange(N, device=self.table.device),
                                 torch.arange(N, device=self.table.device), indexing="ij")
         ctx = torch.stack([t1.reshape(-1), t2.reshape(-1)], 1)                # (N², 2)
-        return ctx, self.table.reshape(-1)
+        return ctx, self.table.reshape(*self.table.shape[:-2], -1)
 
 
 def make_task(vocab: int, n_samples: int, seed: int) -> LookupTask:

@@ -1,4 +1,4 @@
-"""MLT's synthetic memorization data (spec mahdavi.md §2.1, `RandomDataset` in the original code).
+"""MLT's synthetic memorization data (MLT §5.2, App. A; `RandomDataset` in the original code).
 
 Draw order, from numpy.random.RandomState(seed): context(s), then queries, then labels.
   context 'shared' (the original's "fixed"): one E ~ U[0,1)^{n x d} used by every example (Prop 2)

@@ -1,6 +1,5 @@
 """MLT theory made executable (Mahdavi et al. 2024): constructions and bounds, checked numerically.
 
-bound.py          Theorem 1's bound H(min(n, d_h) − 1) + 1, the one place it is written
 features.py       the attention features Z of eq (7), numerical rank and conditioning (float64)
 construct.py      CONSTRUCT, Theorem 1's constructive memorizer (FIT-HEAD, suppressor, scale c)
 mlt_weights.py    a construction as the weights of the trained model MLTAttention
@@ -13,4 +12,5 @@ exp_bounds.py     experiment (c): rank(Z) under random and constructed weights v
 aggregate.py      the saturation table and the markdown summary; TABLES names the tables
 figures.py        construct, capacity, rank_bounds, fig3; FIGURES names them
 checks.py         what JSON Schema cannot say about the `theory` section (torch-free)
+Theorem 1's bound H(min(n, d_h) − 1) + 1 is written once, in memcap.bounds.
 """

@@ -1,4 +1,4 @@
-"""CONSTRUCT: the constructive memorizer of MLT Theorem 1 / Prop 1 (spec mahdavi.md §5.3–5.4).
+"""CONSTRUCT: the constructive memorizer of MLT Theorem 1 / Prop 1 (MLT §4.1, App. B).
 
 Given T ≤ H(r−1)+1 examples (contexts E^(t) ∈ R^{n×d}, queries e^(t) ∈ R^d), r = min(n, d_h), and any
 labels y ∈ R^{T×d_out}, build per-head W_KQ^h = W_K^h (W_Q^h)^T of rank ≤ d_h such that the features
@@ -224,7 +224,7 @@ def construct(contexts: np.ndarray, queries: np.ndarray, labels: np.ndarray, hea
     groups = head_groups(T, heads, r)
 
     w_kq = np.zeros((heads, d, d))
-    z = np.zeros((T, heads, d))                                          # features under W^1..W^h so far
+    z = np.zeros((T, heads, d))                                          # features under the heads built, W^1..W^h
     scales = np.full(heads, np.nan)
     draws = 0
     for h, new in enumerate(groups):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-RANK_RTOL = 1e-9   # relative SVD tolerance of the rank checks (spec mahdavi.md §5.4 step 5a)
+RANK_RTOL = 1e-9   # relative SVD tolerance of the rank checks (MLT App. B.2: c doubles until the rank check passes)
 
 
 def logits(contexts: np.ndarray, queries: np.ndarray, w_kq: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ scores s_h = E W_K^h (W_Q^h)ᵀ e / √d. With W_emb = I and b_emb = 0 the model
 theory's post-embedding tokens
     E_i = x_i + pe[i]  (i = 1..n),   e = x_0 + pe[0],
 and setting the model's w_k = d^{1/4}·W_K, w_q = d^{1/4}·W_Q absorbs its 1/√d, so its logits are the
-theory's E W_KQ e. With d_v = 1 and a scalar label (spec §5.4 step 4): w_v[h] = ω_h, w_o[h] = e_1
+theory's E W_KQ e. With d_v = 1 and a scalar label (MLT Prop 1, Step 2): w_v[h] = ω_h, w_o[h] = e_1
 (each head's scalar goes to coordinate 1 of o), dec_w = e_1, dec_b = 0, so
     ŷ = Σ_h w_o[h]·(α_hᵀ E w_v[h]) · e_1 = Σ_h z_hᵀ ω_h,
 which is eq (8). `verify` runs the model's ordinary forward pass (mask, softmax and all) in float64.

@@ -1,4 +1,4 @@
-"""Upper bounds on rank(Z), MLT Props 2 and 5 (spec mahdavi.md §5.1), for any attention weights.
+"""Upper bounds on rank(Z), MLT Props 2 and 5 (MLT §4.2, App. E, App. I), for any attention weights.
 
 Prop 2 (shared context E for every example): Z = Λ (I_H ⊗ E) with Λ = [Λ_1 … Λ_H] row-stochastic
 blocks, and Λ_1 1 = Λ_h 1 puts H−1 vectors in Λ's null space, so rank(Z) ≤ H(n−1)+1.

@@ -1,4 +1,4 @@
-"""Softmax saturation of trained heads, MLT Fig 3 (spec mahdavi.md §3): the numbers behind the figure.
+"""Softmax saturation of trained heads, MLT Fig 3 (MLT App. H): the numbers behind the figure.
 
 Input: the MLT family's attention Parquets (results/mlt_synthetic/attention/<sweep>/<H>/T<T>.parquet,
 one row per (seed, example, head) with max_j α_{h,j}). A head is saturated on an example when its

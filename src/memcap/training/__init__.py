@@ -2,7 +2,7 @@
 
 config.py     TrainConfig (its settings from params.yaml) and RunResult; torch-free
 loop.py       train(): the step loop, evaluations and each model's best checkpoint
-members.py    which models still train, each one's best so far; a model that is done leaves the stack
+members.py    which models still train, each one's best evaluation; a model that is done leaves the stack
 resume.py     checkpoints: what identifies a run, resuming, saving, SIGTERM
 step.py       one optimizer step of every model (what a CUDA graph records)
 graphed.py    that step replayed from CUDA graphs (a GPU; off unless asked for)

@@ -34,7 +34,7 @@ class _Graph:
 
 
 class GraphedStep:
-    """kernels(idx, valid, rows): the device work of one step on the pack as it is now (the trainer
+    """kernels(idx, valid, rows): the device work of one step on the models still training (the trainer
     passes memcap.training.step.step_kernels bound to its model, data and optimizer)."""
 
     def __init__(self, kernels, opt, device):

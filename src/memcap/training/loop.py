@@ -66,14 +66,14 @@ def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig
                 if run.members.active and checkpoint_path and 0 <= cfg.checkpoint_every_s <= time.monotonic() - last_save:
                     run.save()
                     last_save = time.monotonic()
-            if stop.requested and run.members.active:   # SIGTERM: keep everything trained so far, then exit as killed
+            if stop.requested and run.members.active:   # SIGTERM: keep everything trained up to here, then exit as killed
                 run.stop()
     return run.finish(bar)
 
 
 class _Run:
     """One call of `train`: the models still training (model, data, batches and optimizer cut to them),
-    each model's best so far, and the step."""
+    each model's best evaluation, and the step."""
 
     def __init__(self, model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig,
                  classification: bool, path: str | None, desc: str, skip: set[int], cuda_graphs: bool):
@@ -100,7 +100,7 @@ class _Run:
         self.graphed = None
         if cuda_graphs and members.active:
             from memcap.training.graphed import GraphedStep
-            # the step on the stack as it is now: `self.data` is rebound when models leave
+            # the step on the models still training: `self.data` is rebound when models leave
             self.graphed = GraphedStep(lambda i, v, r: step_kernels(self.model, self.data, i, v, r, self.opt,
                                                                     classification), self.opt, device)
 
@@ -148,7 +148,7 @@ class _Run:
                     self.members, self.clock)
 
     def stop(self) -> None:
-        """SIGTERM: a checkpoint of everything trained so far, then exit as a killed job does."""
+        """SIGTERM: a checkpoint of everything trained up to this step, then exit as a killed job does."""
         if self.path:
             self.save()
         print(f"{self.desc}: stopped by SIGTERM at step {self.step}/{max(self.members.totals)}"

@@ -1,6 +1,6 @@
-"""Which models of a stack still train, and what became of the others: each model's best evaluation so
-far (Best: the lowest full-train loss, the checkpoint MLT's App A reports), and the models that finished
-or failed (Members). A model that is done leaves the stack at once and costs no more work.
+"""Which models of a stack still train, and what became of the others: each model's best evaluation
+(Best: the lowest full-train loss, the checkpoint MLT's App A reports), and the models that finished or
+failed (Members). A model that is done leaves the stack at once and costs no more work.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from memcap.training.config import RunResult
 
 @dataclass
 class Best:
-    """Per model (dim 0): the lowest full-train loss so far, its accuracy, bits, step and parameters,
+    """Per model (dim 0): its lowest full-train loss at an evaluation, its accuracy, bits, step and parameters,
     and the early-stop step (-1: running)."""
     loss: torch.Tensor
     acc: torch.Tensor

@@ -37,7 +37,7 @@ def load(path: str | None, config: dict, skip: set[int]) -> dict | None:
 
 
 def restore(saved: dict, model: MLTAttention, opt, batches, device) -> tuple[Best, int]:
-    """Model, optimizer and batch order as saved; returns each model's best so far and the step."""
+    """Model, optimizer and batch order as saved; returns each model's best evaluation and the step."""
     model.load_state_dict(saved["model"])
     opt.load_state_dict(saved["opt"])
     batches.load(saved["batches"])

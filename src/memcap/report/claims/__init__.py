@@ -11,11 +11,14 @@ when the statistic cannot be computed (the reason is reported). Intervals come f
 (MLT) or repetitions (DPC) within each grid point (memcap.report.shapes); points left out of a fit are
 named in the detail.
 
-    registry.py   Claim, the @claim decorator, INPUTS (the input tables' names, declared once)
-    mlt.py        the MLT paper's claims          dpc.py       the DPC paper's claims
-    capacity.py   the capacity search against both papers' counts
-    assemble.py   the scorecard table, its metrics and plot data
-    render.py     the markdown (a terminal-width table; the test texts live in the HTML and the Parquet)
+registry.py   Claim, the @claim decorator, INPUTS (the input tables' names, declared once)
+common.py     what the claim functions share: row selection, curves, the linearity test, formatting
+mlt.py        the MLT paper's claims
+dpc.py        the DPC paper's claims
+authors.py    every DPC claim judged on the authors' published means too
+capacity.py   the capacity search against both papers' counts
+assemble.py   the scorecard table, its metrics and plot data
+render.py     the markdown (a terminal-width table; the test texts live in the HTML and the Parquet)
 """
 
 # importing a claims module registers its claims: the scorecard's rows come in this order

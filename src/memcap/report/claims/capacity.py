@@ -1,5 +1,7 @@
 """Capacity-search claims: the papers' counts and scaling claims judged on capacity itself (T*, the
-largest T each seed memorizes) instead of on accuracy at fixed T. A row whose budget check passed (T*
+largest T each seed memorizes) instead of on accuracy at fixed T, each on the rows of the setting its
+theorem speaks for (memcap.capacity.settings): MLT's bound and laws on the scalar-output rows, DPC's
+count on the association rows; the classification rows' laws are reported as measured findings. A row whose budget check passed (T*
 is then a lower bound) is not judged; the laws also need every seed's bracket closed
 (memcap.capacity.aggregate.judged); the detail names what was left out."""
 
@@ -7,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.capacity.aggregate import budget_limited, judged
+from memcap.capacity.aggregate import budget_limited, judged, setting_of
 from memcap.report.claims.common import _rows
 from memcap.report.claims.registry import claim
 from memcap.report.verdicts import PAPER_CLAIM, PROPERTY, Outcome, Region, Skip, outcome
@@ -18,6 +20,38 @@ LINEAR_IN_H = Region(0.9, float("inf"))
 # T*(d_h = 2n) / T*(d_h = n): no gain past n accepted up to +10%; the monotone alternative (capacity
 # growing with d_h as below n, H(d_h − 1) + 1) gives ~2.
 NO_GAIN = Region(0.0, 1.1)
+
+
+SCALAR = "mlt/scalar"
+RUN = "run `snakemake --cores 2 --configfile <a file with scale: {capacity: paper_settings}> capacity`"
+
+
+def _setting_rows(t, setting: str) -> pd.DataFrame:
+    """The capacity rows of one setting (a prefix: 'dpc/' is every DPC row); Skip when there are none."""
+    c = _rows(t["capacity"], "capacity")
+    c = c[setting_of(c).str.startswith(setting)]
+    if c.empty:
+        raise Skip(f"no {setting} rows yet: {RUN}")
+    return c
+
+
+def _finding(t, name: str) -> str:
+    """The classification rows' law, stated as what it is: a measurement beyond both theorems."""
+    laws = t.get("capacity_laws")
+    if laws is None or "setting" not in laws:
+        laws = None if laws is None else laws.assign(setting="mlt/classification C=100")
+    if laws is None:
+        return ""
+    r = laws[laws.setting.str.startswith("mlt/classification") & (laws.law == name) & laws.statistic.notna()]
+    if r.empty:
+        return ""
+    r = r.iloc[0]
+    if name == "alpha_heads":
+        shape = "superlinear" if r.ci_low > 1 else "sublinear" if r.ci_high < 1 else "linear within its interval"
+        what = f"{shape} in H: α = {r.statistic:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}], against MLT's linear lower bound"
+    else:
+        what = f"T*(d_h = 2n) / T*(d_h = n) = {r.statistic:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+    return f"; {r.setting} (beyond both theorems, a measured finding): {what}"
 
 
 def _not_judged(c: pd.DataFrame, ok: pd.DataFrame | None = None) -> str:
@@ -32,7 +66,7 @@ def _above(t, bound: str) -> Outcome:
     t_min, still bounds it): an architecture meets the bound for sure when every seed's T_pass >= bound,
     misses it for sure when every seed's T_fail <= bound. Budget-limited rows are not judged.
     statistic = fraction sure, interval = [sure, possible] fraction."""
-    c = _rows(t["capacity"], "capacity")
+    c = _setting_rows(t, SCALAR if bound == "mlt_bound" else "dpc/")
     ok = c[~budget_limited(c)]
     if ok.empty:
         raise Skip("no architecture to judge" + _not_judged(c, ok))
@@ -43,20 +77,27 @@ def _above(t, bound: str) -> Outcome:
     text = f"{int(sure.sum())}/{n} architectures at or above the bound (every seed's T_pass)"
     text += "".join(f"; H={r.heads} d_h={r.head_dim}: T*_min {r.capacity_min:,} vs {getattr(r, bound):,}"
                     for r in ok[~sure].itertuples())
-    if bound == "mlt_bound" and "num_classes" in ok and (ok.num_classes > 1).any():
-        # spec mahdavi.md §1.2: the theorem needs d_v >= d_out; a head's value is one number (d_v = 1)
-        text += (f"; C = {int(ok.num_classes.max())} classes: d_out > d_v = 1, outside Theorem 1's setting "
-                 "(few heads span too few logit directions)")
+    text = f"{setting_of(ok).iloc[0]}: " + text
+    if bound == "dpc_bound":   # Corollary 1's count against T*: the ratio and its trend
+        ratio = ok.capacity / ok[bound]
+        text += "; T*/(H·d_h + d): " + ", ".join(f"d={r.input_dim} H={r.heads} d_h={r.head_dim}: {q:.1f}"
+                                                 for r, q in zip(ok.itertuples(), ratio) if not pd.isna(q))
     return outcome(sure.mean(), sure.sum() / n, 1 - missed.sum() / n, Region(1, 1), text + _not_judged(c, ok))
 
 
 def _law(t, name: str) -> pd.Series:
-    laws = _rows(t["capacity_laws"], "capacity laws").set_index("law")
+    """A law of the scalar rows (Theorem 1's setting); the classification rows' law follows as a finding."""
+    finding = _finding(t, name)
+    try:
+        c = _setting_rows(t, SCALAR)
+    except Skip as why:
+        raise Skip(f"{why}{finding}") from None
+    laws = _rows(t["capacity_laws"], "capacity laws")
+    laws = laws[laws.setting == SCALAR].set_index("law") if "setting" in laws else laws.iloc[:0].set_index("law")
     if name not in laws.index or pd.isna(laws.loc[name, "statistic"]):
-        c = _rows(t["capacity"], "capacity")
-        raise Skip(f"{name}: too few judged architectures ({laws.loc[name, 'rows'] if name in laws.index else 'none'})"
-                   + _not_judged(c))
-    return laws.loc[name]
+        raise Skip(f"{name}: too few judged {SCALAR} architectures ({laws.loc[name, 'rows'] if name in laws.index else 'none'})"
+                   + _not_judged(c) + finding)
+    return laws.loc[name], finding
 
 
 @claim("capacity_above_mlt_bound", PROPERTY, "MLT", "Theorem 1 (capacity by search)",
@@ -83,9 +124,9 @@ def capacity_dpc(t):
        "linear or faster accepted (α >= 0.9); the concave alternative (α <= 0.75, e.g. √H) rejected",
        LINEAR_IN_H, ["capacity", "capacity_laws"], "Ω(H·min(n, d_h)); Fig 2a: linear in H", "MLT Theorem 1, §5.1")
 def capacity_linear_heads(t):
-    law = _law(t, "alpha_heads")
+    law, finding = _law(t, "alpha_heads")
     return outcome(law.statistic, law.ci_low, law.ci_high, LINEAR_IN_H,
-                   f"α = {law.statistic:.3f} over {int(law.points)} seed capacities ({law.rows})")
+                   f"{SCALAR}: α = {law.statistic:.3f} over {int(law.points)} seed capacities ({law.rows}){finding}")
 
 
 @claim("capacity_no_gain_past_n", PAPER_CLAIM, "MLT", "§5.2, Fig 2c (on capacity)",
@@ -94,5 +135,5 @@ def capacity_linear_heads(t):
        "the monotone alternative (capacity growing with d_h as below n: ~2) rejected",
        NO_GAIN, ["capacity", "capacity_laws"], "no benefit beyond d_h = n", "MLT §5.2")
 def capacity_past_n(t):
-    law = _law(t, "past_n_ratio")
-    return outcome(law.statistic, law.ci_low, law.ci_high, NO_GAIN, f"{law.meaning}: {law.statistic:.3f}")
+    law, finding = _law(t, "past_n_ratio")
+    return outcome(law.statistic, law.ci_low, law.ci_high, NO_GAIN, f"{law.meaning}: {law.statistic:.3f}{finding}")

@@ -61,7 +61,7 @@ ABOVE_BOUND = Region(1, np.inf)
        "does (up to the first point above 0.95, 3+ points), min over d; its 95% interval (repetitions "
        f"resampled) must lie >= 1; (2) linear, not concave, on the points <= 0.95: the end-slope ratio "
        f"(as MLT Fig 2a) >= {LINEAR.low}; statistic = (1)", ABOVE_BOUND, ["dpc_runs", "dpc_summary"],
-       "linear until saturation; slope far above the bound's (no number stated)", "DPC Fig 1a; spec dana.md §3")
+       "linear until saturation; slope far above the bound's (no number stated)", "DPC Fig 1a")
 def dpc_exp1(t):
     cs, reps = dpc_curves(t, "exp1")
     linear, lin_detail = _linear_part(cs, "H")
@@ -85,7 +85,7 @@ QUADRATIC_BETTER = Region(1, np.inf)
        "(repetitions resampled) must lie above 1 (the quadratic fits better); below 1 the line fits better. "
        "The detail gives the exponent p of a power law with a free offset, for reference",
        QUADRATIC_BETTER, ["dpc_runs", "dpc_summary"], "roughly quadratic in d_h (fit a·d_h² + b)",
-       "DPC Fig 1b; spec dana.md §3")
+       "DPC Fig 1b")
 def dpc_exp2(t):
     cs, reps = dpc_curves(t, "exp2", "")
     c = cs[0]
@@ -106,7 +106,7 @@ FLAT = Region(0, 0.25)
        "two lines split at d = d_h (2+ points each side); statistic = |slope above| / slope below (either sign "
        "above: a falling curve is not flat; a slope below <= 0 gives +inf); its 95% interval (repetitions "
        f"resampled) must lie <= {FLAT.high}", FLAT, ["dpc_runs", "dpc_summary"],
-       "linear in d while d <= d_h, then flat", "DPC Fig 2a; spec dana.md §3")
+       "linear in d while d <= d_h, then flat", "DPC Fig 2a")
 def dpc_exp3(t):
     cs, reps = dpc_curves(t, "exp3", "")
     c = cs[0]
@@ -136,7 +136,7 @@ SLOPE_POWER = Region(2, 3)
        "exponent p of slope ∝ d^p (log-log least squares over 3+ values of d; each slope fitted as Exp 1's, "
        f"2+ points); its 95% interval (repetitions resampled) must lie in [{SLOPE_POWER.low:g}, "
        f"{SLOPE_POWER.high:g}]", SLOPE_POWER, ["dpc_runs", "dpc_summary"],
-       "between quadratic (p = 2) and cubic (p = 3)", "DPC Fig 2b; spec dana.md §3")
+       "between quadratic (p = 2) and cubic (p = 3)", "DPC Fig 2b")
 def dpc_exp4(t):
     cs, reps = dpc_curves(t, "exp1")
     cut = [c for c in _before_cut(cs, "H") if len(c.x) >= 2 and shapes.slope(c, shapes.observed(c))[0] > 0]
@@ -163,7 +163,7 @@ MLP_AHEAD = Region(1e-12, np.inf)
        "95% interval (repetitions resampled) must lie > 0; (2) AoT linear, not concave, on the points <= 0.95 "
        f"(end-slope ratio >= {LINEAR.low}); statistic = (1). The MLP's plateau is not tested",
        MLP_AHEAD, ["dpc_runs", "dpc_summary"], "MLP ahead at mid sizes but plateaus; AoT stays linear",
-       "DPC Fig 3; spec dana.md §3")
+       "DPC Fig 3")
 def dpc_exp5(t):
     aot, reps = dpc_curves(t, "exp5_aot")
     mlp, _ = dpc_curves(t, "exp5_mlp")
@@ -198,7 +198,7 @@ SLOPE_RATIO = Region(1.3, 1.7)
        "fitted slope (the original's cut, 2+ points) / bound slope (1−1/N)·d_h/N²; its 95% interval "
        f"(repetitions resampled) must lie in the paper's [{SLOPE_RATIO.low}, {SLOPE_RATIO.high}]",
        SLOPE_RATIO, ["dpc_runs", "dpc_summary"], "1.3–1.7× (1.3 / 1.5 / 1.7 depending on the source)",
-       "DPC Fig 4; spec dana.md §3, §6")
+       "DPC Fig 4 and its text")
 def dpc_exp6(t):
     cs, reps = dpc_curves(t, "exp6", "")
     c = _before_cut(cs, "H")[0]

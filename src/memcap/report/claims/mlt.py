@@ -41,7 +41,7 @@ LINEAR_TEST = (f"on the non-saturated points (seed mean < {SATURATION_ACC}, 3+ v
        "Memorization grows linearly in H before saturation (shared context, classification)",
        LINEAR_TEST, LINEAR, ["mlt_runs"],
        "linear in H: R² of the line on the non-saturated part above a high threshold in every case "
-       "(the number is lost in the text; spec: probably 0.99)", "MLT §5.2 ¶ Fig 2; spec mahdavi.md Fig 2a")
+       "(the number is not in the paper's text; probably 0.99)", "MLT §5.2 ¶ Fig 2")
 def mlt_fig2a(t):
     return _linear_in_h(t["mlt_runs"], "scale_head_shared")
 
@@ -183,7 +183,7 @@ UNSATURATED = Region(0.5, 1)
        f"(max_j α < threshold); its 95% interval (rows resampled) must lie >= {UNSATURATED.low}",
        UNSATURATED, ["theory_saturation"],
        "almost all examples have at least one non-saturated head; saturated means max_j α > 0.99",
-       "MLT App. H; spec mahdavi.md Fig 3")
+       "MLT App. H, Fig 3")
 def mlt_fig3(t):
     s = _rows(t["theory_saturation"], "theory saturation")
     v = s.frac_examples_any_unsaturated.to_numpy(float)
