@@ -57,6 +57,7 @@ test: test-needs setup
 	bash tools/slurm-up.sh
 	bash tools/sshd-up.sh            # a local SSH server: the lab remote's round trip over ssh://
 	bash tools/install-chromium.sh   # headless Chromium for the HTML report test
+	bash tools/fetch-stand-ins.sh    # the trained ViT and causal-LM stand-ins their tests check (~180 MB, once)
 	trap 'scancel --user "$$(id -un)" >/dev/null 2>&1 || true' EXIT; pytest -q -ra -n 2 --dist worksteal --durations=25
 
 # The inner loop (under 2 minutes): the unit tests of the math, params, verdicts and layout; no

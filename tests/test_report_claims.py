@@ -78,6 +78,23 @@ def asm1(override=None):
     return {"assumption_checks": pd.DataFrame(out)}
 
 
+def asm1_stand_ins(override=None):
+    """The imagenet rows plus the trained stand-ins' rows (DINOv2 on imagenet, SmolLM2 on gpt2)."""
+    base = asm1_imagenet()["assumption_checks"]
+    rows = [("imagenet", "trained ViT (DINOv2-S/14 stand-in)", "embedding layer", False),
+            ("imagenet", "trained ViT (DINOv2-S/14 stand-in)", "first block", True),
+            ("gpt2", "trained causal LM (SmolLM2-135M stand-in)", "L0", False),
+            ("gpt2", "trained causal LM (SmolLM2-135M stand-in)", "L1", True)]
+    out = []
+    for track, model, layer, holds in rows:
+        frac = 1.0 if holds else 0.0
+        lo, hi = stats.wilson_interval(int(frac * 5000), 5000)
+        r = {**base.iloc[0].to_dict(), "track": track, "model": model, "layer": layer, "holds": holds,
+             "fraction": frac, "ci_low": lo, "ci_high": hi}
+        out.append({**r, **(override or {}).get((track, layer), {})})
+    return {"assumption_checks": pd.concat([base, pd.DataFrame(out)], ignore_index=True)}
+
+
 def asm1_imagenet(override=None):
     """Table 1 rows of the imagenet track next to the fallback tracks, whose photo crops fail Asm 1 after
     random attention (correlated crops): the claim must read the imagenet rows only."""
@@ -244,6 +261,11 @@ CASES = [
     ("mlt_table1_asm1_layers", "imagenet: fails after random attention",
      asm1_imagenet({("imagenet", "random attention"): {"holds": False, "fraction": 0.98, "ci_low": 0.976,
                                                         "ci_high": 0.984}}), NOT),
+    # the trained stand-ins are judged too: DINOv2 (Table 1) and SmolLM2 (Table 3)
+    ("mlt_table1_asm1_layers", "stand-ins follow the pattern", asm1_stand_ins(), REP),
+    ("mlt_table1_asm1_layers", "stand-in ViT fails after its first block",
+     asm1_stand_ins({("imagenet", "first block"): {"holds": False, "fraction": 0.5, "ci_low": 0.486,
+                                                   "ci_high": 0.514}}), NOT),
     # DPC Exp 1: linear in H, slope above the bound's
     ("dpc_exp1_linear_H_above_bound", "2× the bound, linear", dpc_tables(exp1(2.0)), REP),
     ("dpc_exp1_linear_H_above_bound", "half the bound", dpc_tables(exp1(0.5)), NOT),
@@ -520,3 +542,16 @@ def test_fig2c_needs_two_head_sizes_past_n():
     assert r.verdict.startswith("skipped: ") and "fewer than 2 values d_h >= n = 8" in r.verdict, r.verdict
     r = row(dh(lambda d: min(d, 32) / 40, xs=(10, 20, 30, 35, 50, 64), context_size=32), "mlt_fig2c_no_gain_past_n")
     assert r.verdict == REP and "change over d_h = 35-64" in r.detail, r.detail
+
+
+def test_table1_claim_names_each_stand_in_and_a_skipped_one():
+    judged = row(asm1_stand_ins(), "mlt_table1_asm1_layers")
+    assert "imagenet/trained ViT (DINOv2-S/14 stand-in)/first block: holds" in judged.detail
+    assert "gpt2/trained causal LM (SmolLM2-135M stand-in)/L0: fails" in judged.detail
+    checks = asm1_imagenet()["assumption_checks"]
+    reason = "DINOv2-S/14 backbone not fetched: no data/dinov2-vits14/memcap-stand-in.json; run `tools/fetch-stand-ins.sh dinov2`"
+    skipped = pd.concat([checks, pd.DataFrame([{"track": "imagenet", "model": "trained ViT (DINOv2-S/14 stand-in)",
+                                                "layer": layer, "check": "asm1", "status": "SKIPPED",
+                                                "reason": reason} for layer in ("embedding layer", "first block")])])
+    out = row({"assumption_checks": skipped}, "mlt_table1_asm1_layers")
+    assert out.verdict == REP and f"SKIPPED: trained ViT (DINOv2-S/14 stand-in) ({reason})" in out.detail

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.assumptions.grid import TEXT_TRACKS, VISION_TRACKS
+from memcap.assumptions.grid import LM_STAND_IN, TEXT_TRACKS, VISION_TRACKS, VIT_STAND_IN
 
 COLUMNS = [("gp", "General Position"), ("asm1", "Asm 1"), ("asm2", "Asm 2"), ("asm3", "Asm 3")]
 # name -> (title, tracks); each is written as markdown and LaTeX
@@ -49,6 +49,11 @@ PAPER_TABLE3 = {
     ("BERT-large trained", "L1"): ({"gp": None, "asm1": False, "asm2": True, "asm3": None}, "291"),
     ("BERT trained (MiniLM stand-in)", "L1"): ({"gp": None, "asm1": False, "asm2": True, "asm3": None}, "291"),
 }
+# The trained stand-ins are set beside the paper's trained models (their `weights` says stand-in): the DINOv2
+# ViT's embedding layer beside the Embedding Layer, its first block beside the Trained ViT; the SmolLM2 causal
+# LM beside trained GPT-2.
+PAPER_TABLE1_STAND_IN = {"embedding layer": PAPER_TABLE1["Embedding Layer"], "first block": PAPER_TABLE1["Trained ViT"]}
+PAPER_TABLE3.update({(LM_STAND_IN, layer): PAPER_TABLE3[("GPT-2 trained", layer)] for layer in ("L0", "L1")})
 PAPER_TRACKS = ("imagenet", *TEXT_TRACKS)
 
 
@@ -56,6 +61,8 @@ def _paper_ref(track: str, model: str, layer: str) -> tuple[dict, str] | None:
     """The paper's statement for one row (checks, Kruskal rank), or None where the paper has no such row."""
     if track == "imagenet" and model in PAPER_TABLE1:
         return PAPER_TABLE1[model], PAPER_KRUSKAL
+    if track == "imagenet" and model == VIT_STAND_IN:
+        return PAPER_TABLE1_STAND_IN[layer], PAPER_KRUSKAL
     if track in TEXT_TRACKS:
         return PAPER_TABLE3.get((model, layer))
     return None
@@ -159,14 +166,16 @@ def latex(title: str, checks: pd.DataFrame) -> str:
 PAPER_NOTE = ("`paper`: MLT Table 1 as its text states it (§5.1: ViT-B/16 features of 2000 ImageNet images, 5000 "
               "random subsets per k), beside the rows on real ImageNet images: General Position fails for every "
               "model, Asm 1 fails only at the Embedding layer, Asm 2 holds for all, Asm 3 already holds at the "
-              "Embedding layer (– : not stated). `vs paper` compares our ✓/✗ with it.")
+              "Embedding layer (– : not stated). The trained DINOv2-S/14 stand-in's embedding layer and first block "
+              "are set beside the paper's Embedding Layer and Trained ViT. `vs paper` compares our ✓/✗ with it.")
 
 
 PAPER_NOTE_TABLE3 = ("`paper`: MLT Table 3 as App. J's text states it (Wikipedia, 2000 texts; gpt2-large d = 1280, "
                      "n = 1024; bert-large d = 1024, n = 512): Asm 2 holds for BERT in every case and fails for "
                      "pre-trained GPT-2 (learned positions); GPT-2 meets Asm 1 after one layer (L1), not before; "
                      "BERT's L1 queries have Kruskal rank 291 (trained) and 349 (random) < 512, Asm 1 violated "
-                     "(– : not stated). The MiniLM stand-in is set beside the paper's trained BERT; `vs paper` "
+                     "(– : not stated). The MiniLM stand-in is set beside the paper's trained BERT, the SmolLM2-135M "
+                     "stand-in (RoPE: its L0 is the token embedding alone) beside trained GPT-2; `vs paper` "
                      "compares our ✓/✗ with it.")
 
 

@@ -1,5 +1,6 @@
 """Fig 1 of Mahdavi et al.: the fraction of full-rank random k-subsets of the [CLS] queries vs k,
-one panel per track that draws it (params `fig1`), dashed lines at n and d.
+one panel per track that draws it (params `fig1`), dashed lines at n and d; with `fig1.stand_in`, one more
+panel per track for the trained DINOv2-S/14 stand-in's first block.
 
 FIGURES names the family's figures; each is saved by memcap.results.save_figure to
 figures/assumptions/<name>.png|.pdf.
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from memcap.assumptions.grid import VIT_STAND_IN
 from memcap.plotting import plt, sns
 
 if TYPE_CHECKING:
@@ -25,14 +27,24 @@ PAPER_FIG1_FALL = (240, 250)
 TRACK_LABELS = {"photos": "ViT-B/16 geometry, package photos (code-path check)", "digits": "small ViT, sklearn digits",
                 "imagenet": "ViT-B/16, ImageNet val sample (real images)"}
 
+# the trained stand-in's panel names its model and training, not the track's ViT-B/16 geometry
+STAND_IN_LABEL = "first block; DINOv2 self-supervised on LVD-142M, width 384, patch 14"
+DATA_LABELS = {"photos": "package photos (code-path check)", "imagenet": "ImageNet val sample (real images)"}
+
+
+def _panel_label(track: str, model: str) -> str:
+    if model == VIT_STAND_IN:
+        return f"{STAND_IN_LABEL}\n{DATA_LABELS.get(track, track)}"
+    return TRACK_LABELS.get(track, track)
+
 
 def draw_fig1(curves: pd.DataFrame) -> Figure:
     """Fraction of full-rank k-subsets vs k with its Wilson band; dashed lines at n (green) and d (red)."""
     sns.set_theme(style="whitegrid", context="paper")
-    tracks = list(dict.fromkeys(curves["track"])) if len(curves) else []
-    fig, axes = plt.subplots(1, max(1, len(tracks)), figsize=(5 * max(1, len(tracks)), 3.8), squeeze=False)
-    for ax, track in zip(axes[0], tracks):
-        c = curves[curves["track"] == track].sort_values("k")
+    panels = list(dict.fromkeys(zip(curves["track"], curves["model"]))) if len(curves) else []
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5 * max(1, len(panels)), 3.8), squeeze=False)
+    for ax, (track, model) in zip(axes[0], panels):
+        c = curves[(curves["track"] == track) & (curves["model"] == model)].sort_values("k")
         sns.lineplot(data=c, x="k", y="fraction", marker="o", markersize=3, ax=ax)
         ax.fill_between(c["k"], c["ci_low"], c["ci_high"], alpha=0.25)
         n, d = int(c["n"].iloc[0]), int(c["d"].iloc[0])
@@ -42,10 +54,10 @@ def draw_fig1(curves: pd.DataFrame) -> Figure:
             ax.axvspan(*PAPER_FIG1_FALL, color="orange", alpha=0.35,
                        label=f"paper's Fig 1 (authors): falls from 1 at k ≈ {PAPER_FIG1_FALL[0]}–{PAPER_FIG1_FALL[1]}")
         ax.set(xlabel="Kruskal rank candidate k", ylabel="satisfied fraction", ylim=(-0.03, 1.03),
-               title=f"{c['model'].iloc[0]}: {TRACK_LABELS.get(track, track)}\nT = {int(c['T'].iloc[0])}, "
+               title=f"{model}: {_panel_label(track, model)}\nT = {int(c['T'].iloc[0])}, "
                      f"{int(c['trials'].iloc[0])} subsets per k")
         ax.legend(loc="lower left")
-    if not tracks:
+    if not panels:
         axes[0][0].text(0.5, 0.5, "no Fig 1 curves in this preset", ha="center")
     fig.suptitle("Fig 1: fraction of full-rank random k-subsets of the [CLS] queries", fontsize=10)
     fig.tight_layout()

@@ -10,6 +10,12 @@ FAMILY = "assumptions"
 VISION_TRACKS = ("photos", "digits", "imagenet")
 TEXT_TRACKS = ("gpt2", "bert")
 TRACKS = (*VISION_TRACKS, *TEXT_TRACKS)
+# the trained stand-ins' rows (memcap.assumptions.stand_ins): the ViT's model and layers in Table 1, the
+# causal LM's model name in Table 3 (params text.gpt2.models)
+VIT_STAND_IN = "trained ViT (DINOv2-S/14 stand-in)"
+VIT_STAND_IN_LAYERS = ("embedding layer", "first block")
+LM_STAND_IN = "trained causal LM (SmolLM2-135M stand-in)"
+STAND_IN_STAMP = "memcap-stand-in.json"   # written last by tools/fetch-stand-ins.sh (memcap.assumptions.stand_ins)
 MINILM_MAX_N = 383             # d = 384: Asm 2 (rank n) needs n <= d - 1 with [CLS] among the rows
 
 
@@ -20,8 +26,12 @@ def track_settings(preset: dict, track: str) -> dict:
 
 
 def data_inputs(preset: dict, track: str) -> list[str]:
-    """The on-disk image folder a track reads, when it is present (its rule's input: the job reruns when the
-    folder appears, changes or goes). An absent folder is no input: the job still runs and says SKIPPED."""
+    """The on-disk image folder and stand-in checkpoints a track reads, when present (its rule's input: the job
+    reruns when one appears, changes or goes). An absent one is no input: the job still runs and says SKIPPED."""
+    return _image_folder(preset, track) + _stand_in_stamps(preset, track)
+
+
+def _image_folder(preset: dict, track: str) -> list[str]:
     if track not in VISION_TRACKS:
         return []
     src = preset["vision"][track]["source"]
@@ -29,3 +39,10 @@ def data_inputs(preset: dict, track: str) -> list[str]:
         return []
     manifest = Path(src["root"]) / "SHA256SUMS"          # written last by tools/fetch-imagenet-sample.sh
     return [str(manifest if manifest.is_file() else Path(src["root"]))]
+
+
+def _stand_in_stamps(preset: dict, track: str) -> list[str]:
+    """The fetched stand-ins' stamps (tools/fetch-stand-ins.sh), when present: the job reruns when one appears."""
+    dirs = ([preset["vision"][track].get("stand_in", {}).get("dir")] if track in VISION_TRACKS else
+            [m.get("dir") for m in preset["text"][track]["models"] if m["weights"] == "smollm2"])
+    return [str(Path(d) / STAND_IN_STAMP) for d in dirs if d and (Path(d) / STAND_IN_STAMP).is_file()]

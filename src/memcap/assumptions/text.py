@@ -1,6 +1,7 @@
 """GPT-2 and BERT tracks of Table 3 (MLT App. J): input sampling and layers L0, L1.
 
-GPT-2: each example is n contiguous BPE tokens of one document (no BOS); query = the last token.
+GPT-2: each example is n contiguous BPE tokens of one document (no BOS); query = the last token. The
+       trained causal-LM stand-in (SmolLM2-135M) is drawn the same way over its own BPE token ids.
 BERT:  [CLS] s1 [SEP] s2 with exactly n tokens (no final [SEP], token types all 0, no mask);
        len1 ~ randint(5, n-7), len2 = n-2-len1; with probability 1/2 s1, s2 are prefixes of two
        random documents ("not next"), else consecutive slices of one n-2 window; query = [CLS].
@@ -160,3 +161,32 @@ def layers_L0_L1(model, ids: torch.Tensor) -> dict[str, torch.Tensor]:
     """{'L0': (B, n, d), 'L1': (B, n, d)} of a GPT-2 or BERT model (GPT-2's final ln_f not applied)."""
     out = model(input_ids=ids, output_hidden_states=True)
     return {"L0": out.hidden_states[0], "L1": out.hidden_states[1]}
+
+
+def load_smollm2(path):
+    """The SmolLM2-135M stand-in's first two blocks (LlamaModel): hidden_states[1] of a one-block model would
+    be taken after the final RMSNorm, which transformers applies to the last recorded state."""
+    from transformers import AutoModel
+
+    return AutoModel.from_pretrained(str(path), num_hidden_layers=2, attn_implementation="eager").eval()
+
+
+def smollm2_encoder(path):
+    """encode(text) -> token ids of the stand-in's own tokenizer (built from its GGUF), no special tokens."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(path))
+    tok.model_max_length = 10**9                                        # whole documents, no warning
+    return lambda s: tok(s, add_special_tokens=False)["input_ids"]
+
+
+def l0_repeat_note(ids: torch.Tensor, ranks: torch.Tensor, n: int) -> str:
+    """The rank deficit a RoPE model's L0 has by construction: its rows are token embeddings alone, so a
+    window's L0 rank is at most its number of distinct tokens."""
+    distinct = torch.tensor([len(torch.unique(row)) for row in ids], dtype=torch.float64)
+    ranks = ranks.to(torch.float64)
+    return (f". L0 is the token embedding alone (RoPE puts position into attention, not into L0): a repeated "
+            f"token repeats its row, so a window's L0 rank is at most its distinct tokens, mean {distinct.mean():.1f} "
+            f"of n = {n}; mean L0 rank {ranks.mean():.1f} (deficit {n - ranks.mean():.1f}), "
+            f"{int((ranks == n).sum())} of {len(ranks)} windows at rank n, "
+            f"{int((ranks == distinct).sum())} at exactly their distinct tokens")

@@ -14,8 +14,10 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from memcap.assumptions import hf, images, suite, text, wikitext
-from memcap.assumptions.vision import VitTracks, random_vit
+from memcap.assumptions import hf, images, stand_ins, suite, text, wikitext
+from memcap.assumptions.grid import VIT_STAND_IN as STAND_IN_MODEL
+from memcap.assumptions.grid import VIT_STAND_IN_LAYERS as STAND_IN_LAYERS
+from memcap.assumptions.vision import VitTracks, dinov2_layers, load_dinov2, random_vit
 
 
 def _settings(preset: dict) -> dict:
@@ -68,6 +70,16 @@ def _trained_vit(spec: dict, digits_checkpoint: str | None):
         return None, "skipped", str(e), {}
 
 
+def _stand_in_vit(spec: dict | None):
+    """(model or None, SKIPPED reason) of the track's trained ViT stand-in; a corrupted folder is an error."""
+    if not spec:
+        return None, ""
+    try:
+        return load_dinov2(stand_ins.checkpoint(spec["name"], spec.get("dir"))), ""
+    except hf.Unavailable as e:
+        return None, str(e)
+
+
 def run_vision(preset: dict, track: str, device: torch.device, digits_checkpoint: str | None = None,
                progress: bool = True):
     """Table 1 rows (and Fig 1 curves) of one vision track; returns (checks df, curves df, metadata)."""
@@ -83,14 +95,24 @@ def run_vision(preset: dict, track: str, device: torch.device, digits_checkpoint
         base = {"track": track, "data_source": cfg["source"]["kind"],
                 "data_label": cfg["source"].get("label") or f"ImageNet {cfg['source']['kind']}"}
         rows = [r for name in MODELS for r in suite.skipped_rows(_model_base(base, name, "skipped"), reason)]
+        if cfg.get("stand_in"):
+            rows += [r for layer in STAND_IN_LAYERS
+                     for r in suite.skipped_rows({**base, "model": STAND_IN_MODEL, "layer": layer,
+                                                  "weights": "skipped"}, reason)]
         return suite.to_frame(rows), pd.DataFrame(), {"source_absent": reason}
     trained, trained_label, reason, extra = _trained_vit(cfg["trained"], digits_checkpoint)
     net = VitTracks(random_vit(geo, preset["seed"]), trained, attention_seed=preset["seed"]).to(device)
+    stand_in, stand_in_reason = _stand_in_vit(cfg.get("stand_in"))
+    stand_in = stand_in.to(device) if stand_in is not None else None
     feats = {}
     bs = preset["batch_size"]
     for s in tqdm(range(0, len(source), bs), desc=f"ViT features ({track})", disable=not progress):
-        pixels = images.to_pixels(source.batch(s, s + bs)).to(device)
-        for name, tokens in net(pixels).items():
+        batch = source.batch(s, s + bs)
+        layers = net(images.to_pixels(batch).to(device))
+        if stand_in is not None:
+            pixels = images.to_pixels(batch, images.IMAGENET_MEAN, images.IMAGENET_STD).to(device)
+            layers |= {(STAND_IN_MODEL, layer): t for layer, t in dinov2_layers(stand_in, pixels).items()}
+        for name, tokens in layers.items():
             feats.setdefault(name, suite.Features(query_index=0, capacity=len(source))).add(tokens, preset["budget_mb"])
 
     base = {"track": track, "data_source": cfg["source"]["kind"], "data_label": source.label,
@@ -109,6 +131,21 @@ def run_vision(preset: dict, track: str, device: torch.device, digits_checkpoint
         rows += r
         if curve is not None:
             curves.append(curve)
+    if cfg.get("stand_in"):
+        label = stand_ins.STAND_INS[cfg["stand_in"]["name"]].label
+        for layer in STAND_IN_LAYERS:
+            b = {**base, "model": STAND_IN_MODEL, "layer": layer,
+                 "weights": "skipped" if stand_in is None else f"real checkpoint, {label}"}
+            if stand_in is None:
+                rows += suite.skipped_rows(b, stand_in_reason)
+                continue
+            f = feats[(STAND_IN_MODEL, layer)]
+            ks = (suite.curve_grid(min(len(source), f.d), fig1["step"], [f.n, f.d])
+                  if fig1.get("stand_in") and layer == "first block" and track in fig1["tracks"] else None)
+            r, curve = suite.check_rows(f, b, settings, device, ks)
+            rows += r
+            if curve is not None:
+                curves.append(curve)
     meta = {"source_meta": source.meta.head(50).to_dict("list"), "images": len(source),
             **({"classes": source.classes} if hasattr(source, "classes") else {}),
             **({"digits_vit": extra} if extra else {})}
@@ -123,7 +160,10 @@ def _text_models(track: str, models: list[dict], bpe_dir: str | None):
         w = spec["weights"]
         try:
             if track == "gpt2":
-                if w == "random":
+                if w == "smollm2":
+                    path = stand_ins.checkpoint("smollm2", spec.get("dir"))
+                    yield spec, text.load_smollm2(path), f"real checkpoint, {stand_ins.STAND_INS['smollm2'].label}", ""
+                elif w == "random":
                     yield spec, text.random_gpt2(spec["config"], spec.get("seed", 0)), "random init", ""
                 else:
                     m = hf.load_pretrained(GPT2Model, spec["repo_id"], spec.get("cache_dir"), n_layer=1,
@@ -153,7 +193,7 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
     if track == "gpt2":
         enc = hf.gpt2_encoding(cfg["bpe_dir"])
         tokens = text.tokenize_documents(docs, enc.encode_ordinary)
-        def make(n):
+        def make(n, tokens=tokens):
             ids, docs, offs, repeats = text.gpt2_windows(tokens, cfg["count"], n, preset["seed"])
             spans = [[(j, s, n)] for j, s in zip(docs, offs)]
             return ids, text.describe_draw("windows at uniform random offsets", spans, tokens, n, repeats)
@@ -183,12 +223,18 @@ def run_text(preset: dict, track: str, device: torch.device, progress: bool = Tr
                 rows += suite.skipped_rows({**base, "model": spec["name"], "layer": layer, "weights": weights}, reason)
             continue
         model = model.to(device)
-        ids, drawn = make(n)
+        if spec["weights"] == "smollm2":            # its own BPE: the same draw over its own token ids
+            ids, drawn = make(n, text.tokenize_documents(docs, text.smollm2_encoder(model.name_or_path)))
+        else:
+            ids, drawn = make(n)
         feats = {"L0": suite.Features(query_index, len(ids)), "L1": suite.Features(query_index, len(ids))}
         for s in tqdm(range(0, len(ids), bs), desc=f"{spec['name']} n={n}", disable=not progress):
             for layer, t in text.layers_L0_L1(model, ids[s:s + bs].to(device)).items():
                 feats[layer].add(t, preset["budget_mb"])
         for layer, f in feats.items():
+            # RoPE models: L0 is the token embedding alone, so a repeated token repeats its row (said, not hidden)
+            note = (text.l0_repeat_note(ids, f.tensors()[2], n) if layer == "L0" and spec["weights"] == "smollm2"
+                    else "")
             rows += suite.check_rows(f, {**base, "model": spec["name"], "layer": layer, "weights": weights,
-                                         "drawn": drawn}, settings, device)[0]
+                                         "drawn": drawn + note}, settings, device)[0]
     return suite.to_frame(rows), pd.DataFrame(), {"documents": len(docs)}

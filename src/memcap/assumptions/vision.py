@@ -6,6 +6,8 @@ The four models, each giving a token matrix (B, n, d) per image, query = row 0 (
                       residual, no FFN; the query attends to all n tokens (itself included)
     Random ViT        hidden_states[1] of the random ViT: its first full block (attention + MLP)
     Trained ViT       hidden_states[1] of trained weights (HF cache, or the digits ViT the pipeline trains)
+and, where the track names it, the trained stand-in (memcap.assumptions.stand_ins) at its own geometry:
+    trained ViT (DINOv2-S/14 stand-in)   embedding layer and first block (n = 257 at 224 px, d = 384)
 Only the first block is ever read, so the ViT is built with one layer (hidden_states[1] of a ViT is
 taken before the final layernorm, transformers' tie_last_hidden_states=False for ViT).
 """
@@ -16,6 +18,8 @@ import math
 
 import torch
 from torch import nn
+
+from memcap.assumptions.grid import VIT_STAND_IN_LAYERS
 
 
 class RandomAttention(nn.Module):
@@ -72,3 +76,20 @@ class VitTracks(nn.Module):
         if self.trained_model is not None:
             layers["Trained ViT"] = self.trained_model(pixel_values=pixels, output_hidden_states=True).hidden_states[1]
         return layers
+
+
+
+def load_dinov2(path):
+    """The converted DINOv2-S/14 backbone, first block only (its hidden_states[1] is the block's output,
+    before the final layernorm, as transformers' Dinov2Model records it)."""
+    from transformers import Dinov2Model
+
+    return Dinov2Model.from_pretrained(str(path), num_hidden_layers=1, attn_implementation="eager").eval()
+
+
+@torch.no_grad()
+def dinov2_layers(model, pixels: torch.Tensor) -> dict[str, torch.Tensor]:
+    """{'embedding layer': (B, 257, 384), 'first block': (B, 257, 384)}; pixels normalised with ImageNet
+    mean/std at 224 px (positions interpolated from the 37x37 grid it was trained at)."""
+    out = model(pixel_values=pixels, output_hidden_states=True)
+    return dict(zip(VIT_STAND_IN_LAYERS, out.hidden_states[:2]))
