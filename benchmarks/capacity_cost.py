@@ -29,7 +29,7 @@ from peak import sgemm_gflops   # benchmarks/peak.py
 from memcap import params as memcap_params
 from memcap.capacity import grid, settings
 from memcap.capacity.search import simulate
-from memcap.mlt_synthetic.schedule import mlt_num_steps
+from memcap.training.schedule import mlt_num_steps
 
 FACTORS = (0.25, 1.0, 4.0)
 

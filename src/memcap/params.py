@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -28,25 +29,22 @@ jsonschema = OnFirstUse("jsonschema")
 referencing = OnFirstUse("referencing")
 referencing_jsonschema = OnFirstUse("referencing.jsonschema")
 
-# Each family's torch-free checks of what JSON Schema cannot express (e.g. head_dim <= input_dim).
-from memcap.assumptions import checks as assumptions_checks
-from memcap.capacity import checks as capacity_checks
 from memcap.errors import ParamsError  # noqa: F401  (re-exported: memcap.params.ParamsError)
-from memcap.dpc import checks as dpc_checks
-from memcap.mlt_synthetic import checks as mlt_checks
-from memcap.theory import checks as theory_checks
+from memcap.scales import SCALES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAIN_SCHEMA = "params.schema.yaml"
-SCALES = ("quick", "paper")
 # libyaml's parser where PyYAML has it: every job and every Snakemake start reads params and the
 # schemas, and the pure-Python parser took ~0.25 s of each (the same safe constructor either way).
 FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 FAMILIES = ("mlt_synthetic", "theory", "dpc", "assumptions", "capacity")   # each has a preset per scale
-CROSS_FIELD_CHECKS: list[Callable[[dict], list[str]]] = [
-    mlt_checks.problems, theory_checks.problems, dpc_checks.problems, assumptions_checks.problems,
-    capacity_checks.problems,
-]
+
+
+def cross_field_checks() -> list[Callable[[dict], list[str]]]:
+    """Each family's `memcap.<family>.checks.problems`: what JSON Schema cannot say about its section
+    (e.g. head_dim <= input_dim), torch-free. Found by name, so that the params stay below the families
+    they configure; a family without its checks module fails here, never validates unchecked."""
+    return [importlib.import_module(f"memcap.{family}.checks").problems for family in FAMILIES]
 
 
 def schema_dir() -> Path:
@@ -164,7 +162,7 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     if not any(list(e.absolute_path)[:1] == ["scale"] for e in errors):   # else the schema's message says it
         problems += _scale_problems(params.get("scale", SCALES[0]), params)
     if not problems:
-        problems = [p for check in CROSS_FIELD_CHECKS for p in check(params)]
+        problems = [p for check in cross_field_checks() for p in check(params)]
     if problems:
         raise ParamsError("invalid params:\n  " + "\n  ".join(problems))
     return params
@@ -267,24 +265,6 @@ def scales(params: dict[str, Any]) -> dict[str, str]:
     if isinstance(scale, str):
         return {family: scale for family in FAMILIES}
     return {family: scale.get(family, scale.get("default")) for family in FAMILIES}
-
-
-def scale_note(scale: str) -> str:
-    """What results at a preset are, printed on every title and table so a stand-in never passes for
-    the paper: quick is a stand-in, a preset of your own is not the papers' settings, paper says nothing."""
-    if scale == "quick":
-        return "QUICK STAND-IN: reduced grid"
-    return f"OWN PRESET {scale!r}: not the papers' settings" if scale not in SCALES else ""
-
-
-def scale_tag(scale: str) -> str:
-    """A title's scale part: the note where there is one, else 'paper scale'."""
-    return scale_note(scale) or f"{scale} scale"
-
-
-def scale_rank(scale: str) -> int:
-    """quick < paper; a preset of your own ranks with quick (it gets quick's resources by default)."""
-    return SCALES.index(scale) if scale in SCALES else 0
 
 
 def scale_of(params: dict[str, Any], family: str) -> str:

@@ -4,6 +4,7 @@ import sys
 
 from memcap import params as memcap_params
 from memcap.keys import KEY_PATTERN
+from memcap.scales import scale_rank
 from memcap.quick_exit import skip_final_collection
 
 # Every Snakemake start (yours, DVC's, and two in each SLURM job) ends ~0.3 CPU-s sooner (memcap.quick_exit).
@@ -38,7 +39,7 @@ def _sizes(kind, family):
     family's own `families` entries over the class's); family None (the report): the largest scale any
     family runs at. A preset of your own gets quick's unless it names its own."""
     scales = memcap_params.scales(config)
-    scale = scales[family] if family else max(scales.values(), key=memcap_params.scale_rank)
+    scale = scales[family] if family else max(scales.values(), key=scale_rank)
     by_scale = config["resources"].get(scale, config["resources"]["quick"])
     return {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
 

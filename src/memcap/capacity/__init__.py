@@ -1,12 +1,12 @@
 """Capacity by search: per architecture and seed, the largest dataset size T a model memorizes (MLT's
 layer with C classes or a scalar output; DPC's transformer on random associations).
 
-settings.py   what each preset measures: MLT classification, MLT scalar output or DPC associations, and its bound
 grid.py       params preset -> the architectures, what a probe trains, where probes and rows live (torch-free)
+settings.py   what a preset measures: its model family and output, its bound, a composite's presets (torch-free)
 search.py     a seed's bracket [T_pass, T_fail) and its next probes (torch-free)
-probes.py     a round's probes trained as one pack (MLT's model and the training loop; DPC presets: associations.py)
+probes.py     a round's probes trained as one pack: MLT's model through memcap.training
+associations.py  a DPC preset's probes: DPC's transformer on T random associations, through DPC's loop
 rounds.py     the search in rounds, resumable from the probe files and the round's checkpoint
-associations.py  DPC probes: the attention-only transformer on T random associations, nested per seed
 store.py      one Parquet a probe
 summary.py    an architecture's row: the seeds' capacities, T* with its t interval, the budget check
 aggregate.py  the family's tables (bounds, bits per parameter, the fitted laws, every probe)

@@ -12,7 +12,7 @@ from memcap import results
 from memcap.bounds import associations, memorization_bound
 from memcap.capacity import grid, settings
 from memcap.capacity.store import ProbeStore
-from memcap.params import scale_note
+from memcap.scales import scale_note
 
 TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "laws": "laws.parquet",
           "probes": "probes.parquet"}

@@ -9,7 +9,7 @@ import pandas as pd
 from memcap import results
 from memcap.capacity import settings
 from memcap.capacity.aggregate import ANCHORS
-from memcap.params import scale_note
+from memcap.scales import scale_note
 from memcap.plotting import plt, sns
 
 FIGURES = ("capacity",)

@@ -1,7 +1,7 @@
 """The search over T, per seed (torch-free): a bracket [T_pass, T_fail) of the smallest T not memorized.
 
 A seed's outcomes are {T: passed} (passed: train accuracy >= the threshold at the lowest-loss
-checkpoint, memcap.mlt_synthetic.train). Its datasets are nested (the first T examples of one pool,
+checkpoint, memcap.training). Its datasets are nested (the first T examples of one pool,
 memcap.capacity.probes), so its outcome is monotone in T up to training noise. T_fail is the smallest
 failing T, T_pass the largest passing T below it; a pass above T_fail (noise) is counted, not used.
 

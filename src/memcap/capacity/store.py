@@ -13,7 +13,7 @@ import pandas as pd
 from memcap import results
 from memcap.capacity import grid
 
-# A probe's row: what it is, then what the MLT trainer reports (memcap.mlt_synthetic.train.RunResult);
+# A probe's row: what it is, then what the MLT trainer reports (memcap.training.config.RunResult);
 # pack names the probes trained together (wall_time_s is the pack's seconds until this probe was done).
 COLUMNS = ["heads", "head_dim", "seed", "dataset_size", "budget", "mem_acc", "mem_loss", "memorized_bits",
            "best_step", "steps_run", "steps_planned", "early_stopped", "wall_time_s", "segments",

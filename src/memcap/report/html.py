@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memcap.params import scale_note
+from memcap.scales import scale_note
 from memcap.report import claims
 
 # Which paper claim each figure checks, by figure "<family>/<name>" (figures/<family>/<name>.png); a key
