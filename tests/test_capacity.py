@@ -378,3 +378,91 @@ def test_each_row_names_its_setting_and_the_bound_that_applies():
     assert cap.bits_per_param.iloc[1] == pytest.approx(cap.capacity.iloc[1] * 1.0 / cap.param_count.iloc[1])
     text = aggregate.sentences(cap)
     assert len(text) == 2 and text[1].startswith("mlt/scalar (1 architectures x 3 seeds): T* from")
+
+
+# ---- the budget curve ------------------------------------------------------------------------------
+
+def curve_preset(**changes):
+    return quick_preset(seeds=[0, 1, 2], pool=65536, t_min=2, rel_tol=0.05, max_probes=20, budget_factor=2,
+                        budgets=[1, 2, 4], **changes)
+
+
+def grows(truth: dict[int, float]):
+    """An oracle whose capacity grows with the budget: seed s memorizes T <= truth[b]·(1 + 0.02 s)."""
+    return lambda H, dh, s, T, b: T <= truth[b] * (1 + 0.02 * s)
+
+
+@pytest.mark.parametrize("truth, verdict", [({1: 300, 2: 450, 4: 460}, "converged"),
+                                            ({1: 300, 2: 450, 4: 700}, "still rising"),
+                                            ({1: 300, 2: 450, 4: 300}, "converged")])   # passes carry over
+def test_the_budget_curve_tells_converged_from_still_rising(truth, verdict):
+    p = curve_preset()
+    passes = grows(truth)
+    curve_rounds = search.simulate(p, {(2, 4): 100}, passes, budgets=lambda a: grid.curve_budgets(p, *a))
+    r = summary.row(p, 2, 4, oracle_rows(p, curve_rounds, passes), "quick", 1)
+    assert r["budgets"] == [1, 2, 4] and r["budget_curve"] == verdict
+    for b, mean in zip(r["budgets"], r["capacity_budget"]):
+        own = max(t for c, t in truth.items() if c <= b)                     # a pass at fewer steps counts
+        assert abs(mean - own * 1.02) <= 0.05 * own + 1
+    assert r["capacity_budget"][0] == r["capacity"]                 # budget 1 is the search's own T*
+    # budget 1's probes are those of the search without a curve; its budget check is the curve's probe
+    plain = search.simulate({**p, "budgets": [1]}, {(2, 4): 100}, passes)
+    at = lambda rs, b: sorted(pr for r_ in rs for pr in r_ if pr[4] == b)     # noqa: E731
+    assert at(curve_rounds, 1) == at(plain, 1) and set(at(plain, 2)) <= set(at(curve_rounds, 2))
+    assert len(at(curve_rounds, 2)) == len(set(at(curve_rounds, 2)))          # none trained twice
+    # each seed's first probe at a budget is its T_fail at the one before
+    for s in p["seeds"]:
+        first2 = next(pr for r_ in curve_rounds for pr in r_ if pr[2] == s and pr[4] == 2)
+        assert first2[3] == r["seed_high"][s]
+    exposures = r["exposures"][0]
+    assert exposures == pytest.approx(grid.steps(p, round(r["capacity"]), 1) * p["training"]["batch_size"] / r["capacity"])
+
+
+def test_an_architecture_left_to_another_machine_has_no_curve_and_says_why():
+    p = curve_preset(budget_not_run={"GPU work": [[4, 4]]})
+    passes = grows({1: 300, 2: 450, 4: 700})
+    rounds_ = search.simulate(p, {(4, 4): 100}, passes, budgets=lambda a: grid.curve_budgets(p, *a))
+    assert {pr[4] for r_ in rounds_ for pr in r_} == {1, 2} and len(rounds_[-1]) == 1    # the budget check only
+    r = summary.row(p, 4, 4, oracle_rows(p, rounds_, passes), "quick", 1)
+    assert r["budget_curve"] == "not run (GPU work)" and r["budgets"] == [1]
+    assert summary.row(quick_preset(), 4, 4, oracle_rows(p, rounds_, passes), "quick", 1)["budget_curve"] == summary.NO_CURVE
+
+
+def test_the_curve_verdict_and_its_limit():
+    from memcap.capacity import curve
+
+    assert curve.verdict((100.0, 90.0, 110.0), (108.0, 100.0, 116.0)) == curve.CONVERGED      # inside
+    assert curve.verdict((100.0, 99.0, 101.0), (104.0, 100.0, 108.0)) == curve.CONVERGED      # within 5%
+    assert curve.verdict((100.0, 99.0, 101.0), (120.0, 110.0, 130.0)) == curve.RISING
+    assert curve.verdict((100.0, math.nan, math.nan), (math.nan,) * 3) == curve.OPEN
+    rng = np.random.default_rng(0)
+    B = [1, 2, 4, 8] * 3
+    T = [curve.saturating(b, 1000.0, 600.0, 1.0) * (1 + 0.01 * rng.standard_normal()) for b in B]
+    fit = curve.limit(B, T)
+    assert fit["capacity_limit_low"] < 1000 < fit["capacity_limit_high"]
+    assert fit["capacity_limit_high"] - fit["capacity_limit_low"] < 200
+    assert math.isnan(curve.limit([1, 2, 4] * 3, T[:9])["capacity_limit"])                # 3 budgets: no fit
+
+
+def test_a_killed_budget_round_resumes_without_retraining(tmp_path):
+    p = tiny_preset(budgets=[1, 2])
+    whole, calls = tmp_path / "whole", []
+    search_once(p, whole, tmp_path / "whole.ck", calls)
+    table = ProbeStore(whole, p, 1, 2).table()
+    assert (table.budget == 2).sum() >= 2                                  # every seed's curve at 2x
+    expected = table.drop(columns=["wall_time_s", "pack", "models_in_round", "segments"])
+    first_x2 = int((table.budget == 1).sum()) + 1                          # the first probe at 2x written
+
+    killed, first, second = tmp_path / "killed", [], []
+    with pytest.raises(KeyboardInterrupt):
+        search_once(p, killed, tmp_path / "killed.ck", first, kill_at=first_x2)
+    t = ProbeStore(killed, p, 1, 2).table()
+    done = {probes.Probe(1, 2, int(r.seed), int(r.dataset_size), int(r.budget)) for r in t.itertuples()}
+    assert (t.budget == 2).sum() == 1 and (tmp_path / "killed.ck.plan.json").exists()
+    search_once(p, killed, tmp_path / "killed.ck", second)
+    trained = [pr for group in second for pr in group]
+    assert not set(trained) & done and len(trained) == len(set(trained))
+    assert second[0] == [pr for pr in first[-1] if pr not in done]        # the killed round's rest first
+    got = ProbeStore(killed, p, 1, 2).table().drop(columns=["wall_time_s", "pack", "models_in_round", "segments"])
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+    assert search_once(p, killed, tmp_path / "killed.ck", []) == 0
