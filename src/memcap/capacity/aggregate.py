@@ -12,8 +12,8 @@ import pandas as pd
 from memcap import results
 from memcap.bounds import associations, memorization_bound
 from memcap.capacity import grid, morris, settings
+from memcap.capacity.curve import NO_CURVE
 from memcap.capacity.store import ProbeStore
-from memcap.capacity.summary import NO_CURVE
 from memcap.params import scale_note
 
 TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "laws": "laws.parquet",

@@ -20,6 +20,7 @@ CONVERGED, RISING, OPEN = "converged", "still rising", "open"
 TOLERANCE = 0.05      # T*(last) within 5% of T*(before) counts as converged
 MIN_FIT = 4           # budgets needed for T∞
 FORM = "T*(B) = T∞ − a·B^−c"
+NO_CURVE = "not run (no budget curve in this preset)"
 
 
 def verdict(before: tuple[float, float, float], last: tuple[float, float, float]) -> str:

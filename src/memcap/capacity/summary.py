@@ -70,7 +70,7 @@ def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, pr
     }
 
 
-NO_CURVE = "not run (no budget curve in this preset)"
+NO_CURVE = curve.NO_CURVE
 
 
 def budget_curve(p: dict, heads: int, head_dim: int, probes: pd.DataFrame) -> dict:
