@@ -73,11 +73,17 @@ else:
             CAP_SEARCH_SHELL
 
 
+# The MLT family's runs of a capacity row's shape are points of its memorized bits against T, where
+# that table is at hand (published, or built): the capacity rule never asks for MLT training.
+CAP_MLT_RUNS = [MLT_TABLE["runs"]] if os.path.exists(MLT_TABLE["runs"]) else []
+
+
 rule capacity_aggregate:
-    """The capacity table beside both papers' bounds, bits per parameter, the fitted laws, every probe,
-    and T* vs H and vs d_h."""
+    """The capacity table beside both papers' bounds, bits per parameter, the budget curves, memorized
+    bits without a threshold, the fitted laws, every probe, and the figures."""
     input:
-        CAP_RUNS,
+        runs=CAP_RUNS,
+        mlt_runs=CAP_MLT_RUNS,
     output:
         table=CAP_TABLE["capacity"],
         md=in_report(CAP_TABLE["capacity_md"], "capacity"),
@@ -89,5 +95,6 @@ rule capacity_aggregate:
     threads: threads_of("light", "capacity")
     resources: **res("light", "capacity")
     shell:
-        "memcap capacity aggregate --runs {input} --out {output.table} --markdown {output.md} "
+        "memcap capacity aggregate --runs {input.runs} --out {output.table} --markdown {output.md} "
+        + (f"--mlt-runs {CAP_MLT_RUNS[0]} " if CAP_MLT_RUNS else "") +
         "--laws {output.laws} --probes {output.probes} --figures {output.figures} > {log} 2>&1"

@@ -61,7 +61,8 @@ def nested_data(probes: list[Probe], p: dict) -> MLTData:
 
 def model_of(probes: list[Probe], p: dict) -> MLTAttention:
     models = [MLTAttention([pr.seed], input_dim=p["input_dim"], heads=pr.heads, context_size=p["context_size"],
-                           head_dim=pr.head_dim, out_dim=p["num_classes"]) for pr in probes]
+                           head_dim=pr.head_dim, out_dim=p["num_classes"], value_dim=p.get("value_dim", 1))
+              for pr in probes]
     return models[0] if len(models) == 1 else MLTAttention.stack(models)
 
 

@@ -28,6 +28,8 @@ def register(sub) -> None:
     p.add_argument("--probes", required=True, help="every probe of these rows (tables/probes.parquet)")
     p.add_argument("--figures", nargs="+", required=True, help="figure paths (capacity.png, capacity.pdf)")
     p.add_argument("--runs", nargs="+", required=True, help="per-architecture rows")
+    p.add_argument("--mlt-runs", help="the MLT family's runs table (its runs of a row's shape join the row's "
+                                      "curve of memorized bits against T)")
     p.set_defaults(func=_aggregate)
 
 
@@ -76,11 +78,12 @@ def _aggregate(args) -> None:
     probes = aggregate.probes(args.runs, section)
     rows = results.read_parquet(args.runs)
     rows["scale"] = [aggregate.preset_of(r) for r in args.runs]   # one row a file, in order
-    cap = aggregate.table(rows, probes)
+    mlt_runs = results.read_parquet([args.mlt_runs]) if args.mlt_runs else None
+    cap = aggregate.table(rows, probes, section, mlt_runs)
     laws = aggregate.laws(cap, section)
     meta = results.provenance(p, scale=scale, inputs=args.runs)
     results.write_parquet(cap, args.out, meta)
     results.write_parquet(laws, args.laws, meta)
     results.write_parquet(probes, args.probes, meta)
     results.write_text(aggregate.markdown(cap, laws, scale), args.markdown)
-    figures.draw(cap, laws, section, args.figures)
+    figures.draw(cap, laws, section, args.figures, probes, mlt_runs)

@@ -42,6 +42,10 @@ CAPTIONS = {
                          "log axes, beside MLT's H(min(n,d_h)−1)+1, DPC's H·d_h + d and the fitted power law "
                          "(claims capacity_above_mlt_bound, capacity_vs_dpc_bound, capacity_linear_in_heads, "
                          "capacity_no_gain_past_n).",
+    "capacity/capacity_budget": "T* (95% CI) against the training budget (multiples of the paper's steps), log-log, "
+                                "per architecture with a budget curve; triangles: still rising (a lower bound).",
+    "capacity/memorized_bits": "Memorized bits without a threshold (Morris et al.: Σ max(0, log2 C − loss in bits)) "
+                               "against T per architecture: its probes and the MLT runs of its shape.",
     "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
                      "on the DPC authors' published means.",
     "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
@@ -196,7 +200,7 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
                   "whether the step budget limits T*.</p>",
                   f"<p>{html.escape(capacity_aggregate.title(capacity, str(capacity.scale.iloc[0])))}</p>",
                   "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_aggregate.sentences(
-                      capacity, capacity_laws)) + "</ul>",
+                      capacity, capacity_laws) + capacity_aggregate.findings(capacity, capacity_laws)) + "</ul>",
                   capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),
                   f"<p>{html.escape(capacity_aggregate.anchors_text())}</p>"]
         if capacity_laws is not None:
