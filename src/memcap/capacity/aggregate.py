@@ -38,7 +38,7 @@ def probes(runs: list[str], p: dict) -> pd.DataFrame:
     parts = []
     for run in runs:
         H, dh = grid.parse_run_name(run)
-        t = ProbeStore(Path(run).parent.parent, p, H, dh).table()
+        t = ProbeStore(Path(run).parent.parent, p, H, dh, Path(run).parent.name).table()
         parts.append(t[t.seed.isin(p["seeds"])])
     return pd.concat(parts, ignore_index=True).sort_values(["heads", "head_dim", "seed", "budget", "dataset_size"])
 
