@@ -60,7 +60,7 @@ fi
 #     (a corrupted one is dropped from the cache: DVC's `verify` drops it on download, this catches the
 #     rest). A mismatch stops here, naming the file, before anything reaches the workspace.
 if ! bad="$(python tools/dvc_verify.py "${targets[@]}")"; then
-    echo "memcap: $(wc -l <<<"$bad") restored files do not match their hash; nothing in your workspace changed:" >&2
+    echo "memcap: $(wc -l <<<"$bad") files of dvc.lock have no verified object (missing, or bytes that do not match their hash); nothing in your workspace changed:" >&2
     sed -n '1,20s/^/  /p' <<<"$bad" >&2
     case "$url" in
         *://*) ;;
