@@ -154,6 +154,7 @@ def test_an_own_presets_runs_are_invisible_to_dvc(restored, family):
         (root / path).write_bytes(b"own run")
     assert _changed_outs(restored) == {}
     assert restored.run("git", "status", "--porcelain").stdout == ""
+    (root / SHIPPED[family]).parent.mkdir(parents=True, exist_ok=True)
     (root / SHIPPED[family]).write_bytes(b"a shipped preset's run")
     assert family in _changed_outs(restored)
 
