@@ -62,6 +62,26 @@ def test_params_check_refuses_a_one_word_scale_with_the_form_dvc_reads(tmp_path)
     assert subprocess.run([*check[:-1], str(REPO / "params.yaml")], capture_output=True).returncode == 0
 
 
+def test_an_own_capacity_preset_writes_its_probes_beside_its_rows_and_reads_the_shipped_ones(tmp_path):
+    """The shipped presets' probes live in runs/probes/ (DVC-tracked); a preset of your own writes below
+    runs/<preset>/probes/ (hidden by .dvcignore) and still reads the shipped probes of the same settings."""
+    from memcap.capacity import grid
+    from memcap.capacity.store import ProbeStore
+
+    p = copy.deepcopy(PARAMS["capacity"]["quick"])
+    row = {"heads": 1, "head_dim": 2, "seed": 0, "dataset_size": 8, "budget": 1, "mem_acc": 1.0}
+    shipped = ProbeStore(tmp_path, p, 1, 2, "quick").write(row, {})
+    assert shipped.relative_to(tmp_path).parts[0] == "probes"
+    own = ProbeStore(tmp_path, p, 1, 2, "mine")
+    assert own.has(0, 8, 1)                                       # read from the shipped folder
+    mine = own.write({**row, "dataset_size": 16, "mem_acc": 0.5}, {})
+    assert mine.relative_to(tmp_path).parts[:2] == ("mine", "probes")
+    assert mine.parent.name == Path(grid.probe_folder(p, 1, 2)).name
+    assert sorted(own.table().dataset_size) == [8, 16]
+    assert list(ProbeStore(tmp_path, p, 1, 2, "quick").table().dataset_size) == [8]   # shipped: its own only
+    assert not own.has(0, 16, 2) and own.outcomes([0]) == {0: {8: True, 16: False}}
+
+
 # ---- end to end ------------------------------------------------------------------------------------
 
 def _changed_outs(project) -> dict:
