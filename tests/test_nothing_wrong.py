@@ -2,7 +2,7 @@
 last good outputs, a preset of your own stays invisible to DVC in every family, an interrupted pull leaves
 nothing that a later run records, names and scales are checked whole.
 
-The end-to-end tests start from a copy of the session's clone restored from the published remote
+The end-to-end tests start from a copy of the shared clone restored from the published remote
 (conftest.restored) and run the real `tools/dvc-pull.sh`, `dvc repro` and `dvc status`."""
 
 from __future__ import annotations
