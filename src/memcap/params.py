@@ -17,6 +17,7 @@ import importlib
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -121,7 +122,8 @@ def _describe(error) -> str:
     key = _key(error.absolute_path)
     if "propertyNames" in error.relative_schema_path or "propertyNames" in error.schema_path:
         allowed = error.schema.get("enum") or f"names matching {error.schema.get('pattern')!r}"
-        return f"{key}.{error.instance}: not an allowed key; allowed keys are {allowed}"
+        name = error.instance if str(error.instance).isprintable() else repr(error.instance)   # 'mine\n'
+        return f"{key}.{name}: not an allowed key; allowed keys are {allowed}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
@@ -145,6 +147,16 @@ def _describe(error) -> str:
     return f"{key}: got {error.instance!r}; allowed: {allowed}{hint}"
 
 
+def _full_match(validator_class):
+    """`pattern` as a whole-string match: JSON Schema's search lets `$` match before a final newline,
+    so 'mine\\n' would pass '^[a-z]+$' and fail later inside Snakemake."""
+    def pattern(validator, regex, instance, schema):
+        if validator.is_type(instance, "string") and not re.fullmatch(regex, instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {regex!r}")
+
+    return jsonschema.validators.extend(validator_class, {"pattern": pattern})
+
+
 def validate(params: dict[str, Any]) -> dict[str, Any]:
     """Fill in schema defaults (in place) and raise ParamsError listing every schema violation and
     every cross-field problem."""
@@ -155,9 +167,13 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     errors = list(validator.iter_errors(params))
     # 4.0 as an integer, .inf or .nan as a number: JSON Schema accepts them, no setting can take them
     strict_schema, strict_registry = _load_registry(strict=True)
-    strict = _strict(jsonschema.Draft202012Validator)(strict_schema, registry=strict_registry)
-    errors += [e for e in strict.iter_errors(params) if e.validator == "type"
-               and _strictly_invalid(e.instance) and not any(e.absolute_path == f.absolute_path for f in errors)]
+    # and a name with a final newline: `$` matches before it, a whole-string match does not
+    strict = _full_match(_strict(jsonschema.Draft202012Validator))(strict_schema, registry=strict_registry)
+    errors += [e for e in strict.iter_errors(params)
+               if (e.validator == "type" and _strictly_invalid(e.instance)
+                   and not any(e.absolute_path == f.absolute_path for f in errors))
+               or (e.validator == "pattern" and not any(
+                   e.absolute_path == f.absolute_path and e.instance == f.instance for f in errors))]
     problems = [_describe(e) for e in sorted(errors, key=lambda e: list(e.absolute_path))]
     if not any(list(e.absolute_path)[:1] == ["scale"] for e in errors):   # else the schema's message says it
         problems += _scale_problems(params.get("scale", SCALES[0]), params)
@@ -256,6 +272,16 @@ def _scale_problems(scale: Any, params: dict[str, Any]) -> list[str]:
             problems.append(f"{key}: got {chosen!r}, which is not a preset of {family}; "
                             f"allowed: one of {presets(params, family)}")
     return problems
+
+
+def dvc_scale_problem(scale: Any) -> str | None:
+    """params.yaml's scale as DVC reads it: dvc.yaml tracks `scale.<family>` per stage, which one word
+    (fine for Snakemake's --config scale=quick and --scale) does not have."""
+    if isinstance(scale, str):
+        mapping = ", ".join(f"{family}: {scale}" for family in FAMILIES)
+        return (f"scale: got {scale!r} (one word); params.yaml needs one preset per family, because DVC "
+                f"tracks scale.<family> in dvc.yaml: write `scale: {{{mapping}}}`")
+    return None
 
 
 def scales(params: dict[str, Any]) -> dict[str, str]:

@@ -54,7 +54,7 @@ def probes(runs: list[str], section: dict) -> pd.DataFrame:
     for run in runs:
         H, dh = grid.parse_run_name(run)
         p = section[preset_of(run)]
-        t = ProbeStore(Path(run).parent.parent, p, H, dh).table()
+        t = ProbeStore(Path(run).parent.parent, p, H, dh, Path(run).parent.name).table()
         parts.append(t[t.seed.isin(p["seeds"])].assign(scale=preset_of(run), setting=settings.label(p)))
     return pd.concat(parts, ignore_index=True).sort_values(["scale", "heads", "head_dim", "seed", "budget", "dataset_size"])
 

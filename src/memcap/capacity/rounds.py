@@ -27,9 +27,10 @@ from memcap.capacity.store import ProbeStore
 log = logging.getLogger(__name__)
 
 
-def plan(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, k: int = 1) -> list[Probe]:
+def plan(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, k: int = 1,
+         preset: str | None = None) -> list[Probe]:
     """The next round's probes (memcap.capacity.search.next_round) from the probes on disk."""
-    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh) for H, dh in archs}
+    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
     every = sorted({1, p["budget_factor"], *grid.budgets(p)})
     todo = next_round({arch: {b: store.outcomes(p["seeds"], b) for b in every} for arch, store in stores.items()},
                       lambda arch, seed, T: stores[arch].has(seed, T, p["budget_factor"]), p,
@@ -62,13 +63,13 @@ def _saved_plan(path: Path, archs, p) -> list[Probe] | None:
 
 
 def run(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, device, checkpoint: str | Path,
-        k: int = 1, checkpoint_every_s: float = 300.0, progress: bool = True) -> int:
+        k: int = 1, checkpoint_every_s: float = 300.0, progress: bool = True, preset: str | None = None) -> int:
     """Rounds until every architecture's search has ended; returns how many rounds trained here."""
     plan_path = Path(f"{checkpoint}.plan.json")
-    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh) for H, dh in archs}
+    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
     rounds = 0
     while True:
-        todo = _saved_plan(plan_path, archs, p) or plan(archs, p, runs_dir, k)
+        todo = _saved_plan(plan_path, archs, p) or plan(archs, p, runs_dir, k, preset)
         if not todo:
             break
         results.write_text(json.dumps({"folders": _folders(archs, p), "probes": [_fields(pr) for pr in todo]}),

@@ -58,10 +58,10 @@ def _search(args) -> None:
     checkpoint = args.checkpoint or f"checkpoints/{grid.FAMILY}/{Path(args.runs[0]).parent.name}/{Path(args.runs[0]).stem}"
     device = runtime.pick_device(params["device"])
     trained = rounds.run(archs, p, runs_dir, device, checkpoint, k=args.probes_per_round,
-                         checkpoint_every_s=p.get("checkpoint_every_s", 300.0))
+                         checkpoint_every_s=p.get("checkpoint_every_s", 300.0), preset=scale)
     print(f"{trained} rounds trained here")
     for run, (H, dh) in zip(args.runs, archs):
-        row = summary.row(p, H, dh, ProbeStore(runs_dir, p, H, dh).table(), scale, args.probes_per_round)
+        row = summary.row(p, H, dh, ProbeStore(runs_dir, p, H, dh, scale).table(), scale, args.probes_per_round)
         results.write_parquet(pd.DataFrame([row]), run, results.provenance(p, scale=scale, heads=H, head_dim=dh))
         print({k: row[k] for k in ("heads", "head_dim", "status", "capacity", "capacity_min", "budget_limited")})
 
