@@ -23,11 +23,8 @@ import yaml
 
 
 def md5(path: Path) -> str:
-    h = hashlib.md5()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "md5").hexdigest()
 
 
 def uncached(dvc_yaml: Path) -> set[str]:
