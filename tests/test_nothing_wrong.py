@@ -80,6 +80,8 @@ def test_an_own_capacity_preset_writes_its_probes_beside_its_rows_and_reads_the_
     assert sorted(own.table().dataset_size) == [8, 16]
     assert list(ProbeStore(tmp_path, p, 1, 2, "quick").table().dataset_size) == [8]   # shipped: its own only
     assert not own.has(0, 16, 2) and own.outcomes([0]) == {0: {8: True, 16: False}}
+    variant = ProbeStore(tmp_path, p, 1, 2, "quick_dpc").write({**row, "dataset_size": 32}, {})
+    assert variant.relative_to(tmp_path).parts[0] == "probes"    # a shipped variant publishes with its scale
 
 
 # ---- end to end ------------------------------------------------------------------------------------

@@ -214,6 +214,10 @@ def test_one_scale_note_for_every_title_and_table():
     assert scales.scale_note("quick") == "QUICK STAND-IN: reduced grid"
     assert scales.scale_note("mine") == "OWN PRESET 'mine': not the papers' settings"
     assert scales.scale_note("paper") == "" and scales.scale_tag("paper") == "paper scale"
+    # a shipped variant is labeled as its scale; a name that only contains one is your own
+    assert scales.scale_note("paper_scalar") == "" and scales.scale_note("quick_dpc") == scales.scale_note("quick")
+    assert scales.scale_note("mypaper_x") == "OWN PRESET 'mypaper_x': not the papers' settings"
+    assert scales.scale_rank("paper_budget") == scales.scale_rank("paper") > scales.scale_rank("mine") == 0
     src = Path(scales.__file__).parent
     hand_made = [str(f.relative_to(src)) for f in src.rglob("*.py")
                  if f.name != "scales.py" and re.search(r"STAND-IN|OWN PRESET", f.read_text())]

@@ -2,7 +2,7 @@
 
 runs/probes/H<H>_dh<d_h>-<probe key>/seed<s>_T<T>_x<budget>.parquet (memcap.capacity.grid). A probe
 that exists is never trained again, so a killed search loses at most the probes in training.
-A preset of your own writes its probes below runs/<preset>/probes/ instead (beside its rows, which DVC
+A preset of your own (memcap.scales.shipped_scale) writes its probes below runs/<preset>/probes/ instead (beside its rows, which DVC
 does not see: .dvcignore), and reads the shipped presets' probes too, so it trains only what they lack
 and never adds a file to the published folder.
 """
@@ -15,7 +15,7 @@ import pandas as pd
 
 from memcap import results
 from memcap.capacity import grid
-from memcap.scales import SCALES
+from memcap.scales import shipped_scale
 
 # A probe's row: what it is, then what the MLT trainer reports (memcap.training.config.RunResult);
 # pack names the probes trained together (wall_time_s is the pack's seconds until this probe was done).
@@ -29,7 +29,7 @@ class ProbeStore:
         """runs_dir: the family's runs/ folder; preset: the rows' preset (None or shipped: the shared folder)."""
         self.p, self.heads, self.head_dim = p, heads, head_dim
         shared = Path(runs_dir) / grid.probe_folder(p, heads, head_dim)
-        own = preset is not None and preset not in SCALES
+        own = preset is not None and shipped_scale(preset) is None
         self.folder = Path(runs_dir) / preset / grid.probe_folder(p, heads, head_dim) if own else shared
         self.folders = [self.folder, shared] if own else [shared]     # where probes are read, own first
 
