@@ -41,8 +41,10 @@ retrain: setup clean
 publish: setup
 	@dvc status --quiet || { echo "publish: dvc status is not clean; run dvc repro first" >&2; exit 1; }
 	memcap provenance check --quiet   # every result traced to a commit's code, or nothing is pushed
+	python tools/dvc_verify.py     # every object pushed matches its hash, in the cache and then on the remote
 	dvc push --remote published
 	dvc gc --workspace --cloud --remote published --force
+	python tools/dvc_verify.py --remote published/dvc-remote
 	@du -sh published/dvc-remote
 
 # `make test` starts SLURM and sshd from Debian's packages: without root, one line says how to run the rest.

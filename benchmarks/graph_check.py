@@ -1,4 +1,4 @@
-"""CUDA graphs for a pack's step (memcap.mlt_synthetic.graphed), checked and timed on a GPU.
+"""CUDA graphs for a pack's step (memcap.training.graphed), checked and timed on a GPU.
 
 For a shared-context pack (Fig 2c's: 72 models, d_h 10-64 padded to 64) and a random-context one
 (Fig 4 left's H = 1-10 at its smallest T), from the same start:
@@ -22,13 +22,13 @@ import torch
 
 from memcap import params as memcap_params
 from memcap.mlt_synthetic import grid
-from memcap.mlt_synthetic.batches import BatchStream
-from memcap.mlt_synthetic.graphed import GraphedStep
-from memcap.mlt_synthetic.pack import Job, build
-from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
-from memcap.mlt_synthetic.train import step_kernels, train_step
 from memcap.runtime import enable_determinism
 from memcap.stacked_adam import StackedAdam
+from memcap.training.batches import BatchStream
+from memcap.training.graphed import GraphedStep
+from memcap.training.pack import Job, build
+from memcap.training.schedule import mlt_num_steps, warmup_cosine
+from memcap.training.step import step_kernels, train_step
 
 
 def packs() -> dict[str, list[Job]]:

@@ -3,7 +3,7 @@
 Prints, measured now on this machine:
   1. sgemm: GFLOP/s of a 1024^3 float32 matmul on the same number of threads (the machine's peak);
   2. per H in (1, 5, 20, 60) and context type (paper config d=64, n=32, d_h=d, batch 256, C=100, one
-     model): memcap's own training step (memcap.mlt_synthetic.train.train_step: batch, forward,
+     model): memcap's own training step (memcap.training.step.train_step: batch, forward,
      backward, Adam, LR schedule), in model-steps/s and as a share of sgemm. The share counts the
      FLOPs of a larger formulation of the same model (legacy_logits, counted by torch's
      FlopCounterMode over forward and backward), a constant per configuration, so a formulation that
@@ -13,12 +13,12 @@ Prints, measured now on this machine:
   4. the projected core-hours of every paper sweep (#1-#11, one seed, early stopping ignored), each
      grid point's steps S = max(floor(500 T / 256), min_steps) at the step time measured for its shape,
      and beside them its evaluations (every eval_every steps a forward pass over each model's T rows,
-     memcap.mlt_synthetic.train.evaluate) at the evaluation time measured for that shape; and the
+     memcap.training.evaluate) at the evaluation time measured for that shape; and the
      same again with each model trained for the steps its published paper run took (fewer where it
      stopped early at full memorization; a seed not yet run: its grid point's mean share).
 
   5. on a GPU (--device cuda): model-steps/s by pack size M (models trained as one: the seeds of a grid
-     point, or a pack of many grid points, memcap.mlt_synthetic.pack) and H, shared and random contexts,
+     point, or a pack of many grid points, memcap.training.pack) and H, shared and random contexts,
      with the share of sgemm at memcap's own FLOPs; what padding a pack's heads costs; and the projection
      of every paper sweep with all 6 seeds as the pipeline packs them (params.yaml resources.paper:
      pack_models, pack_mem_mb), each pack timed at its padded shape and size, beside the grid's floor
@@ -28,7 +28,7 @@ Prints, measured now on this machine:
     python benchmarks/train_throughput.py [--threads 1] [--seconds 3] [--project-seconds 0.4] [--device cuda]
     python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference   # a GPU in a few minutes
     python benchmarks/train_throughput.py --device cuda --seconds 1 --no-reference --cuda-graphs
-        # every GPU step replayed from a CUDA graph (memcap.mlt_synthetic.graphed), as train-pack
+        # every GPU step replayed from a CUDA graph (memcap.training.graphed), as train-pack
         # --cuda-graphs trains; benchmarks/graph_check.py checks that it gives the eager numbers
 """
 
@@ -49,14 +49,16 @@ from peak import sgemm_gflops, sync  # benchmarks/peak.py
 
 from memcap import params as memcap_params
 from memcap.mlt_synthetic import grid, packing
-from memcap.mlt_synthetic.batches import BatchStream
-from memcap.mlt_synthetic.graphed import GraphedStep
-from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
-from memcap.mlt_synthetic.train import evaluate, step_kernels, train_step
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_reference import ReferenceMLTAttention
 from memcap.stacked_adam import StackedAdam
 from memcap.tasks.mlt_data import make_data
+from memcap.training.batches import BatchStream
+from memcap.training.evaluate import evaluate
+from memcap.training.graphed import GraphedStep
+from memcap.training.schedule import mlt_num_steps, warmup_cosine
+from memcap.training.sizes import shape
+from memcap.training.step import step_kernels, train_step
 
 D, N_CTX, BATCH, CLASSES, T, T_RANDOM = 64, 32, 256, 100, 4096, 512
 EVAL_ROWS = 1024   # rows a model in the evaluation timing (a pack of 256 with random contexts: 2 GB)
@@ -232,7 +234,7 @@ def projection(seconds: float, peak: float, packed: bool) -> None:
         return timed["eval", key, models]
 
     def key_of(s: dict, value: int) -> tuple:
-        shp = grid.shape(s, value)
+        shp = shape(s, value)
         return shp["heads"], s["context"], shp["context_size"], shp["head_dim"], s["task"]
 
     def steps_of(s: dict, T: int) -> int:

@@ -378,3 +378,198 @@ def test_each_row_names_its_setting_and_the_bound_that_applies():
     assert cap.bits_per_param.iloc[1] == pytest.approx(cap.capacity.iloc[1] * 1.0 / cap.param_count.iloc[1])
     text = aggregate.sentences(cap)
     assert len(text) == 2 and text[1].startswith("mlt/scalar (1 architectures x 3 seeds): T* from")
+
+
+# ---- the budget curve ------------------------------------------------------------------------------
+
+def curve_preset(**changes):
+    return quick_preset(seeds=[0, 1, 2], pool=65536, t_min=2, rel_tol=0.05, max_probes=20, budget_factor=2,
+                        budgets=[1, 2, 4], **changes)
+
+
+def grows(truth: dict[int, float]):
+    """An oracle whose capacity grows with the budget: seed s memorizes T <= truth[b]·(1 + 0.02 s)."""
+    return lambda H, dh, s, T, b: T <= truth[b] * (1 + 0.02 * s)
+
+
+@pytest.mark.parametrize("truth, verdict", [({1: 300, 2: 450, 4: 460}, "converged"),
+                                            ({1: 300, 2: 450, 4: 700}, "still rising"),
+                                            ({1: 300, 2: 450, 4: 300}, "converged")])   # passes carry over
+def test_the_budget_curve_tells_converged_from_still_rising(truth, verdict):
+    p = curve_preset()
+    passes = grows(truth)
+    curve_rounds = search.simulate(p, {(2, 4): 100}, passes, budgets=lambda a: grid.curve_budgets(p, *a))
+    r = summary.row(p, 2, 4, oracle_rows(p, curve_rounds, passes), "quick", 1)
+    assert r["budgets"] == [1, 2, 4] and r["budget_curve"] == verdict
+    for b, mean in zip(r["budgets"], r["capacity_budget"]):
+        own = max(t for c, t in truth.items() if c <= b)                     # a pass at fewer steps counts
+        assert abs(mean - own * 1.02) <= 0.05 * own + 1
+    assert r["capacity_budget"][0] == r["capacity"]                 # budget 1 is the search's own T*
+    # budget 1's probes are those of the search without a curve; its budget check is the curve's probe
+    plain = search.simulate({**p, "budgets": [1]}, {(2, 4): 100}, passes)
+    at = lambda rs, b: sorted(pr for r_ in rs for pr in r_ if pr[4] == b)     # noqa: E731
+    assert at(curve_rounds, 1) == at(plain, 1) and set(at(plain, 2)) <= set(at(curve_rounds, 2))
+    assert len(at(curve_rounds, 2)) == len(set(at(curve_rounds, 2)))          # none trained twice
+    # each seed's first probe at a budget is its T_fail at the one before
+    for s in p["seeds"]:
+        first2 = next(pr for r_ in curve_rounds for pr in r_ if pr[2] == s and pr[4] == 2)
+        assert first2[3] == r["seed_high"][s]
+    exposures = r["exposures"][0]
+    assert exposures == pytest.approx(grid.steps(p, round(r["capacity"]), 1) * p["training"]["batch_size"] / r["capacity"])
+
+
+def test_an_architecture_left_to_another_machine_has_no_curve_and_says_why():
+    p = curve_preset(budget_not_run={"GPU work": [[4, 4]]})
+    passes = grows({1: 300, 2: 450, 4: 700})
+    rounds_ = search.simulate(p, {(4, 4): 100}, passes, budgets=lambda a: grid.curve_budgets(p, *a))
+    assert {pr[4] for r_ in rounds_ for pr in r_} == {1, 2} and len(rounds_[-1]) == 1    # the budget check only
+    r = summary.row(p, 4, 4, oracle_rows(p, rounds_, passes), "quick", 1)
+    assert r["budget_curve"] == "not run (GPU work)" and r["budgets"] == [1]
+    assert summary.row(quick_preset(), 4, 4, oracle_rows(p, rounds_, passes), "quick", 1)["budget_curve"] == summary.NO_CURVE
+
+
+def test_the_curve_verdict_and_its_limit():
+    from memcap.capacity import curve
+
+    assert curve.verdict((100.0, 90.0, 110.0), (108.0, 100.0, 116.0)) == curve.CONVERGED      # inside
+    assert curve.verdict((100.0, 99.0, 101.0), (104.0, 100.0, 108.0)) == curve.CONVERGED      # within 5%
+    assert curve.verdict((100.0, 99.0, 101.0), (120.0, 110.0, 130.0)) == curve.RISING
+    assert curve.verdict((100.0, math.nan, math.nan), (math.nan,) * 3) == curve.OPEN
+    rng = np.random.default_rng(0)
+    B = [1, 2, 4, 8] * 3
+    T = [curve.saturating(b, 1000.0, 600.0, 1.0) * (1 + 0.01 * rng.standard_normal()) for b in B]
+    fit = curve.limit(B, T)
+    assert fit["capacity_limit_low"] < 1000 < fit["capacity_limit_high"]
+    assert fit["capacity_limit_high"] - fit["capacity_limit_low"] < 200
+    assert math.isnan(curve.limit([1, 2, 4] * 3, T[:9])["capacity_limit"])                # 3 budgets: no fit
+
+
+def test_a_killed_budget_round_resumes_without_retraining(tmp_path):
+    p = tiny_preset(budgets=[1, 2])
+    whole, calls = tmp_path / "whole", []
+    search_once(p, whole, tmp_path / "whole.ck", calls)
+    table = ProbeStore(whole, p, 1, 2).table()
+    assert (table.budget == 2).sum() >= 2                                  # every seed's curve at 2x
+    expected = table.drop(columns=["wall_time_s", "pack", "models_in_round", "segments"])
+    first_x2 = int((table.budget == 1).sum()) + 1                          # the first probe at 2x written
+
+    killed, first, second = tmp_path / "killed", [], []
+    with pytest.raises(KeyboardInterrupt):
+        search_once(p, killed, tmp_path / "killed.ck", first, kill_at=first_x2)
+    t = ProbeStore(killed, p, 1, 2).table()
+    done = {probes.Probe(1, 2, int(r.seed), int(r.dataset_size), int(r.budget)) for r in t.itertuples()}
+    assert (t.budget == 2).sum() == 1 and (tmp_path / "killed.ck.plan.json").exists()
+    search_once(p, killed, tmp_path / "killed.ck", second)
+    trained = [pr for group in second for pr in group]
+    assert not set(trained) & done and len(trained) == len(set(trained))
+    assert second[0] == [pr for pr in first[-1] if pr not in done]        # the killed round's rest first
+    got = ProbeStore(killed, p, 1, 2).table().drop(columns=["wall_time_s", "pack", "models_in_round", "segments"])
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+    assert search_once(p, killed, tmp_path / "killed.ck", []) == 0
+
+
+# ---- bits without a threshold, the readout's rank, the lr check ------------------------------------
+
+def bits_points(bits_at: dict[int, float], seeds=(0, 1, 2)):
+    return pd.DataFrame([{"dataset_size": T, "seed": s, "memorized_bits": b + (s - 1) * 0.01 * b}
+                         for T, b in bits_at.items() for s in seeds])
+
+
+@pytest.mark.parametrize("bits_at, plateau, top_T", [
+    ({100: 600.0, 200: 1100.0, 400: 1500.0, 800: 1520.0, 1600: 1490.0}, "plateaued", 800),
+    ({100: 600.0, 200: 1100.0, 400: 1500.0, 800: 2200.0}, "still rising", 800),
+    ({100: 600.0, 200: 1100.0, 400: 1500.0, 800: 1200.0}, "still rising", 400)])    # the top is not the end
+def test_morris_bits_are_the_curve_s_maximum_and_say_whether_it_plateaued(bits_at, plateau, top_T):
+    from memcap.capacity import morris
+
+    m = morris.measure(bits_points(bits_at))
+    assert m["morris_bits"] == pytest.approx(max(bits_at.values())) and m["morris_T"] == top_T
+    assert m["morris_plateau"] == plateau and m["morris_largest_T"] == max(bits_at)
+
+
+def test_morris_bits_of_trained_runs_are_the_recorded_sums_and_the_runs_of_a_row_s_shape_join_it():
+    """Runs whose bits are known (each a sum of max(0, log2 C − loss in bits) over its examples) and
+    the MLT runs of the row's shape and trainer only."""
+    from memcap.capacity import morris
+
+    C, T = 100, 50
+    losses = np.r_[np.full(30, 0.1), np.full(20, 9.0)]                 # nats: 30 held, 20 worse than chance
+    known = float(np.maximum(0.0, math.log2(C) - losses / math.log(2)).sum())
+    p = quick_preset(input_dim=64, context_size=32, num_classes=C,
+                     training={"lr": 1e-3, "batch_size": 256, "epochs": 500, "min_steps": 50000, "eval_every": 500,
+                               "early_stop": True})
+    base = {"task": "classification", "heads": 10, "head_dim": 64, "input_dim": 64, "context_size": 32,
+            "num_classes": C, "context": "shared", "lr": 1e-3, "batch_size": 256, "min_steps": 50000}
+    runs = pd.DataFrame([{**base, "dataset_size": 10 * T, "seed": 0, "memorized_bits": known},
+                         {**base, "dataset_size": 10 * T, "seed": 1, "memorized_bits": known},
+                         {**base, "lr": 3e-3, "dataset_size": 20 * T, "seed": 0, "memorized_bits": 9e9},   # another lr
+                         {**base, "heads": 20, "dataset_size": 20 * T, "seed": 0, "memorized_bits": 9e9}])
+    like = morris.runs_like(runs, p, 10, 64)
+    assert len(like) == 2 and like.memorized_bits.eq(known).all()
+    assert morris.runs_like(runs, {**p, "value_dim": 4}, 10, 64).empty      # the family trains d_v = 1 only
+    m = morris.measure(pd.concat([bits_points({T: known / 2}), like], ignore_index=True))
+    assert m["morris_bits"] == pytest.approx(known) and m["morris_T"] == 10 * T
+
+
+def readout_cap(law, heads=(2, 10), dvs=(1, 4), noise=0.03):
+    rng = np.random.default_rng(3)
+    rows = [{"setting": "mlt/classification C=100" + (f" d_v={v}" if v > 1 else ""), "heads": h, "head_dim": 64,
+             "value_dim": v, "status": "closed", "budgets": [1], "seed_capacity_budget": [],
+             "seed_capacity": [law(h, v) * (1 + noise * rng.standard_normal()) for _ in range(3)]}
+            for h in heads for v in dvs]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("law, verdict", [(lambda h, v: 8.0 * (h * v) ** 2.2, aggregate.H_DV),
+                                          (lambda h, v: 8.0 * h ** 2.2, aggregate.H_ONLY),
+                                          (lambda h, v: 8.0 * h ** 2.2 * v ** 1.0, aggregate.BETWEEN)])
+def test_the_readout_law_tells_h_dv_from_h(law, verdict):
+    fit = aggregate.readout_law(readout_cap(law))
+    assert fit["verdict"] == verdict and fit["alpha"][1] < 2.2 < fit["alpha"][2]
+    assert fit["heads"] == [2, 10] and fit["value_dims"] == [1, 4]
+    assert aggregate.readout_law(readout_cap(law, dvs=(1,))) is None                     # one d_v: no law
+    assert aggregate.readout_sentence(None)[0].startswith("Values per head (d_v): SKIPPED")
+
+
+def lr_row(capacity, low, high):
+    return pd.Series({"capacity": capacity, "capacity_ci_low": low, "capacity_ci_high": high})
+
+
+@pytest.mark.parametrize("at2, variants, says", [(500.0, [370.0, 380.0], "the step count limits"),
+                                                 (500.0, [300.0, 495.0], "the lr limits"),
+                                                 (375.0, [370.0, 380.0], "neither limits"),
+                                                 (500.0, [300.0, 430.0], "both")])
+def test_the_lr_check_says_what_limits(at2, variants, says):
+    assert aggregate.lr_verdict(lr_row(372.0, 365.0, 379.0), at2, variants).startswith(says)
+
+
+def test_budget_not_run_names_architectures_of_the_preset():
+    from memcap.capacity import checks
+
+    sec = memcap_params.load("params.yaml", {"scale": {"default": "quick", "capacity": "paper_budget"}})["capacity"]
+    assert checks.problems({"capacity": sec}) == []
+    bad = {**sec, "paper_curve": {**sec["paper_curve"], "budget_not_run": {"GPU work": [[60, 64]]}}}
+    assert checks.problems({"capacity": bad}) == [
+        "capacity.paper_curve.budget_not_run: [60, 64] is not an architecture of the preset; allowed: its (H, d_h) grid"]
+
+
+def test_the_table_and_its_sentences_show_the_curve_or_say_why_not():
+    p = curve_preset(budget_not_run={"GPU work": [[4, 4]]})
+    rows, probe_rows = [], []
+    for arch, truth in (((2, 4), {1: 300, 2: 450, 4: 460}), ((1, 4), {1: 100, 2: 150, 4: 230}), ((4, 4), {1: 900, 2: 990, 4: 999})):
+        passes = grows(truth)
+        rounds_ = search.simulate(p, {arch: 100}, passes, budgets=lambda a: grid.curve_budgets(p, *a))
+        probes_ = oracle_rows(p, rounds_, passes).assign(scale="quick_curve")
+        rows.append(summary.row(p, *arch, probes_, "quick_curve", 1))
+        probe_rows.append(probes_)
+    cap = aggregate.table(pd.DataFrame(rows), pd.concat(probe_rows), {"quick_curve": p})
+    by = cap.set_index("heads")
+    assert by.loc[2, "budget_curve"] == "converged" and by.loc[1, "budget_curve"] == "still rising"
+    assert by.loc[4, "budget_curve"] == "not run (GPU work)"
+    shown = aggregate.shown(cap).set_index("H")
+    assert shown.loc[1, "bits/param at the largest budget"].startswith(">= ")          # a lower bound
+    assert not shown.loc[2, "bits/param at the largest budget"].startswith(">=")
+    assert shown.loc[4, "T* at each budget (x the paper's steps)"] == "not run (GPU work)"
+    text = " ".join(aggregate.findings(cap))
+    assert "H=2 d_h=4 converged" in text and "H=1 d_h=4 still rising" in text
+    assert "Budget curve not run (GPU work): H=4 d_h=4." in text and "SKIPPED" in text   # no d_v rows: skipped

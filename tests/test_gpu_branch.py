@@ -12,16 +12,17 @@ import numpy as np
 import pytest
 import torch
 
-from memcap.mlt_synthetic.batches import BatchStream
+from memcap.training.batches import BatchStream
 
 from memcap import params as mp
 from memcap import runtime
 from memcap.dpc import train as dpc_train
 from memcap.mlt_synthetic import grid as mlt_grid
-from memcap.mlt_synthetic import train as mlt_train
 from memcap.models.aot import AoT
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import make_data
+from memcap.tasks.mlt_sizes import CHUNK_ROWS
+from memcap.training import step as mlt_step
 
 GPU_VARS = ("CUDA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE")
 
@@ -88,7 +89,8 @@ def test_determinism_on_a_gpu_pins_cublas_and_turns_tf32_off(no_gpu_vars):
 _TRAIN_BOTH = """
 import sys
 from memcap.dpc.train import TrainConfig as DPCConfig, train as train_dpc
-from memcap.mlt_synthetic.train import TrainConfig, train
+from memcap.training.config import TrainConfig
+from memcap.training.loop import train
 from memcap.models.aot import AoT
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.lookup import make_task
@@ -96,7 +98,7 @@ from memcap.tasks.mlt_data import make_data
 data = make_data([0], dataset_size=16, context_size=3, input_dim=6, context="random",
                  task="classification", num_classes=5)
 model = MLTAttention([0], input_dim=6, heads=2, context_size=3, out_dim=5)
-train(model, data, [0], TrainConfig(lr=1e-2, batch_size=8, epochs=1, min_steps=4, eval_every=2),
+train(model, data, [0], TrainConfig(lr=1e-2, batch_size=8, epochs=1, min_steps=4, eval_every=2, early_stop=True),
       classification=True, progress=False)
 train_dpc(AoT([0], vocab=6, dim=4, head_dim=2, heads=2), make_task(6, 16, seed=0), [0],
           DPCConfig(batch_size=8, batches=2, epochs=2, window=2), progress=False)
@@ -154,7 +156,7 @@ def _mlt_step(plant=None):
     batches = BatchStream(seeds, [32, 32], 16, META)
     batches.steps_ahead = 2
     for _ in range(3):      # past a block's end: the stream's next draw goes to the device too
-        mlt_train.train_step(model, data, batches, opt, classification=True)
+        mlt_step.train_step(model, data, batches, opt, classification=True)
     return model
 
 
@@ -203,7 +205,7 @@ def test_data_is_built_in_place_and_its_peak_is_what_the_job_is_sized_for():
     tracemalloc.stop()
     stacked = sum(t.numel() * t.element_size() for t in (data.queries, data.contexts, data.labels))
     estimate = mlt_grid.data_bytes(settings, 8, T)
-    assert stacked <= peak <= 1.1 * stacked + 8 * mlt_grid.CHUNK_ROWS * 8 * 16    # no second copy
+    assert stacked <= peak <= 1.1 * stacked + 8 * CHUNK_ROWS * 8 * 16    # no second copy
     assert peak <= estimate
 
 

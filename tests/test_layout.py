@@ -1,4 +1,5 @@
-"""The architecture the layout promises: one-way imports, torch-free validation, commands by family."""
+"""The architecture the layout promises: torch-free validation, commands by family, DVC deps (one-way imports:
+tests/test_import_graph.py)."""
 
 import ast
 import re
@@ -7,57 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_import_graph import import_graph   # the graph memcap's imports draw (tests/test_import_graph.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "memcap"
 FAMILY_PACKAGES = ("mlt_synthetic", "theory", "dpc", "assumptions", "capacity")
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(SRC.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports() -> dict[str, set[str]]:
-    """memcap module -> the memcap modules it imports (any depth in the file: lazy imports count)."""
-    graph = {}
-    for path in SRC.rglob("*.py"):
-        mod, deps = _module_name(path), set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("memcap"):
-                deps.add(node.module)
-                deps |= {f"{node.module}.{a.name}" for a in node.names}
-            elif isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names if a.name.startswith("memcap")}
-        graph[mod] = deps
-    return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
-
-
-def _find_cycle(graph):
-    state, stack = {}, []
-
-    def visit(m):
-        state[m] = "open"
-        stack.append(m)
-        for d in sorted(graph[m]):
-            if state.get(d) == "open":
-                return stack[stack.index(d):] + [d]
-            if d not in state and (c := visit(d)):
-                return c
-        state[m] = "done"
-        stack.pop()
-        return None
-
-    for m in sorted(graph):
-        if m not in state and (c := visit(m)):
-            return c
-    return None
-
-
-def test_no_import_cycle_between_memcap_modules():
-    graph = _imports()
-    graph = {m: {d for d in deps if not m.startswith(d + ".") and not d == "memcap"} for m, deps in graph.items()}
-    assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
 
 
 def test_validating_params_imports_no_torch_and_no_trainer():
@@ -81,14 +36,6 @@ def test_naming_the_workflows_outputs_imports_no_plotting_scipy_or_torch():
     # drawn on first use, headless (the cluster and CI have no display)
     drawn = "from memcap.mlt_synthetic import figures; figures.plt.figure(); print(figures.plt.get_backend().lower())"
     assert subprocess.run([sys.executable, "-c", drawn], capture_output=True, text=True, check=True).stdout.strip() == "agg"
-
-
-def test_the_report_imports_no_trainer():
-    graph = _imports()
-    report = {m: deps for m, deps in graph.items() if m.startswith("memcap.report")}
-    trainers = {d for deps in report.values() for d in deps
-                if d.endswith((".train", ".search")) or d.startswith("memcap.models")}
-    assert not trainers
 
 
 @pytest.mark.parametrize("family", FAMILY_PACKAGES)
@@ -180,7 +127,7 @@ def test_dvc_stage_deps_cover_every_module_the_stage_imports(stage):
     import yaml
 
     deps = yaml.safe_load((SRC.parents[1] / "dvc.yaml").read_text())["stages"][stage]["deps"]
-    graph = _imports()
+    graph = import_graph()
     todo, seen = [m for m in _stage_entry_modules(stage) if m in graph], set()
     while todo:
         m = todo.pop()
@@ -249,3 +196,12 @@ def test_the_repository_speaks_to_its_users_not_of_how_it_was_built():
         assert how_it_was_built(f"Fig 2a: {phrase}.") != [], phrase
     assert how_it_was_built("One job a grid point, resumed from its checkpoint.") == []
     assert how_it_was_built("The older seeds; a plugin bug (issue #473); trained until it stops.") == []
+
+
+def test_the_training_package_reads_in_a_sitting():
+    """Every function of memcap.training (the loop every family trains through) is under 80 lines."""
+    long = [f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in sorted((SRC / "training").glob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 >= 80]
+    assert long == []

@@ -44,6 +44,7 @@ def test_sinusoidal_pe_values():
     assert pe[2, 3] == pytest.approx(torch.cos(torch.tensor(2.0 / 100)).item(), rel=1e-6)
 
 
+@pytest.mark.parametrize("value_dim", [1, 3])
 @pytest.mark.parametrize("task", ["classification", "regression"])
 @pytest.mark.parametrize("context, head_dim, raw", [
     ("shared", 4, False), ("shared", 8, False),
@@ -51,11 +52,12 @@ def test_sinusoidal_pe_values():
     ("random", 8, False),    # A_h = W_K W_Q^T (d_h = d), the rows embedded
     ("random", 8, True),     # A_h, the rows left raw (W_emb, b and pe folded in)
 ])
-def test_fast_path_equals_full_attention_reference(context, task, head_dim, raw):
+def test_fast_path_equals_full_attention_reference(context, task, head_dim, raw, value_dim):
     """Same weights: same outputs and same gradients as the original full-attention computation."""
     data = _data(context, task=task)
     out_dim = 7 if task == "classification" else 1
-    fast = MLTAttention([0, 1], input_dim=8, heads=3, context_size=5, head_dim=head_dim, out_dim=out_dim).double()
+    fast = MLTAttention([0, 1], input_dim=8, heads=3, context_size=5, head_dim=head_dim, out_dim=out_dim,
+                        value_dim=value_dim).double()
     fast._folds_embedding = lambda batch: raw
     out = fast(data.queries.double(), data.contexts.double())
     for m in range(2):
@@ -159,8 +161,8 @@ def test_data_draws_are_seeded_and_shaped():
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
-@pytest.mark.parametrize("heads,head_dim", [(1, 8), (3, 4), (9, 8)])   # H < d, d_h < d, H > d
-def test_the_hand_written_shared_context_gradient_is_the_reference_gradient(task, heads, head_dim):
+@pytest.mark.parametrize("heads,head_dim,value_dim", [(1, 8, 1), (3, 4, 1), (9, 8, 1), (1, 8, 4), (3, 4, 2)])
+def test_the_hand_written_shared_context_gradient_is_the_reference_gradient(task, heads, head_dim, value_dim):
     """The training step's gradient (memcap.models.mlt_shared_grad) equals the original full-attention
     model's autograd gradient of each model's mean loss, per model, to float64 rounding."""
     from memcap.models.mlt_shared_grad import shared_context_grads
@@ -168,7 +170,7 @@ def test_the_hand_written_shared_context_gradient_is_the_reference_gradient(task
     data = _data("shared", M=3, T=16, task=task)
     out_dim = 7 if task == "classification" else 1
     fast = MLTAttention([0, 1, 2], input_dim=8, heads=heads, context_size=5, head_dim=head_dim,
-                        out_dim=out_dim).double()
+                        out_dim=out_dim, value_dim=value_dim).double()
     labels = data.labels if task == "classification" else data.labels.double()
     shared_context_grads(fast, data.queries.double(), data.contexts.double(), labels, task == "classification")
     for m in range(3):
@@ -179,3 +181,74 @@ def test_the_hand_written_shared_context_gradient_is_the_reference_gradient(task
         for name, p in fast.named_parameters():
             torch.testing.assert_close(p.grad[m], getattr(ref, name).grad, rtol=0, atol=1e-12)
 
+
+
+# ---- values per head (d_v) -------------------------------------------------------------------------
+
+def test_one_value_a_head_is_the_paper_model_bit_for_bit():
+    """d_v = 1: the paper's parameter shapes and initial draws (drawn here in the paper model's order),
+    and its outputs and gradients on fixed weights: a plain loop over heads with W_V^h a vector."""
+    from memcap.models.mlt_attention import _uniform, _xavier_bound
+
+    d, H, n, dh, C = 8, 3, 5, 4, 7
+    model = MLTAttention([5], input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=C)
+    g, lin = torch.Generator().manual_seed(5), 1 / d ** 0.5
+    drawn = {"emb_w": _uniform((d, d), lin, g), "emb_b": _uniform((d,), lin, g),
+             "w_q": _uniform((H, d, dh), _xavier_bound(dh, d), g), "w_k": _uniform((H, d, dh), _xavier_bound(dh, d), g),
+             "w_v": _uniform((H, d), _xavier_bound(1, d), g), "w_o": _uniform((H, d), _xavier_bound(d, H), g),
+             "dec_w": _uniform((d, C), lin, g), "dec_b": _uniform((C,), lin, g)}
+    assert [k for k, _ in model.named_parameters()] == list(drawn)
+    for k, v in model.named_parameters():
+        assert v.shape[1:] == drawn[k].shape and torch.equal(v[0], drawn[k]), k
+    assert model.shapes == [(H, dh, n)] and model.shared_params == mlt_work.param_count(d, H, dh, C)
+
+    model = model.double()
+    data = _data("shared", M=1)
+    out = model(data.queries.double(), data.contexts.double())[0]
+    F.cross_entropy(out, data.labels[0], reduction="sum").backward()
+    w = {k: v.detach()[0].clone().requires_grad_() for k, v in model.named_parameters()}
+    pe = model.pe.double()
+    E = data.contexts[0].double() @ w["emb_w"] + w["emb_b"] + pe[1:n + 1]
+    ref = []
+    for q in data.queries[0].double():
+        e = q @ w["emb_w"] + w["emb_b"] + pe[0]
+        heads = torch.stack([torch.softmax((E @ w["w_k"][h]) @ (w["w_q"][h].T @ e) / d ** 0.5, 0) @ (E @ w["w_v"][h])
+                             for h in range(H)])
+        ref.append((heads @ w["w_o"]) @ w["dec_w"] + w["dec_b"])
+    ref = torch.stack(ref)
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+    F.cross_entropy(ref, data.labels[0], reduction="sum").backward()
+    for k, v in model.named_parameters():
+        torch.testing.assert_close(v.grad[0], w[k].grad, rtol=0, atol=1e-12, msg=k)
+
+
+def test_values_per_head_widen_the_readout_and_count_their_parameters():
+    d, H, n, dh, C, dv = 8, 3, 5, 4, 7, 4
+    model = MLTAttention([0], input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=C, value_dim=dv)
+    assert model.w_v.shape == model.w_o.shape == (1, H * dv, d) and model.shapes == [(H, dh, n, dv)]
+    assert model.shared_params == sum(p[0].numel() for p in model.parameters())
+    assert mlt_work.param_count(d, H, dh, C, dv) - mlt_work.param_count(d, H, dh, C) == 2 * H * (dv - 1) * d
+    # each of a head's values reads the head's attention: with its other values zero, value 0 alone is d_v = 1's head
+    one = MLTAttention([0], input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=C).double()
+    wide = MLTAttention([0], input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=C, value_dim=dv).double()
+    with torch.no_grad():
+        for k, v in one.named_parameters():
+            if k in ("w_v", "w_o"):
+                rows = torch.zeros(1, H, dv, d, dtype=torch.float64)
+                rows[:, :, 0] = v
+                getattr(wide, k).copy_(rows.flatten(1, 2))
+            else:
+                getattr(wide, k).copy_(v)
+    data = _data("random", M=1)
+    torch.testing.assert_close(wide(data.queries.double(), data.contexts.double()),
+                               one(data.queries.double(), data.contexts.double()), rtol=0, atol=1e-12)
+
+
+def test_a_pack_of_models_with_different_values_per_head_equals_each_alone():
+    data = _data("shared", M=3)
+    models = [MLTAttention([s], 8, H, 5, head_dim=4, out_dim=7, value_dim=dv) for s, H, dv in ((0, 2, 1), (1, 3, 4), (2, 1, 2))]
+    packed = MLTAttention.stack(models)
+    assert packed.value_dim == 4 and [packed.param_count(m) for m in range(3)] == [m.shared_params for m in models]
+    out = packed(data.queries, data.contexts)
+    for m, alone in enumerate(models):
+        torch.testing.assert_close(out[m], alone(data.queries[m:m + 1], data.contexts[m:m + 1])[0], rtol=1e-5, atol=1e-6)

@@ -17,12 +17,17 @@ import torch
 
 from memcap import checkpoint
 from memcap.mlt_synthetic import grid, packing
-from memcap.mlt_synthetic.batches import BatchStream
-from memcap.mlt_synthetic.pack import Job, build
-from memcap.mlt_synthetic.train import TrainConfig, evaluate, stack_rows, train, train_jobs, train_point
+from memcap.mlt_synthetic.train import train_jobs, train_point
 from memcap.models.mlt_attention import MLTAttention
 from memcap.models.mlt_shared_grad import shared_context_grads
 from memcap.tasks.mlt_data import make_data, make_pack_data, stack
+from memcap.training.batches import BatchStream
+from memcap.training.config import TrainConfig
+from memcap.training.evaluate import evaluate
+from memcap.training.loop import train
+from memcap.training.members import stack_rows
+from memcap.training.pack import Job, build
+from memcap.training.sizes import pack_data_bytes, shape
 
 RTOL = 1e-4
 DISCRETE = ["seed", "dataset_size", "best_step", "steps_run", "steps_planned", "early_stopped", "param_count"]
@@ -81,7 +86,7 @@ def test_models_of_other_shapes_are_padded_without_changing_what_they_learn(vary
     pack, tables = train_jobs(jobs, "cpu", progress=False)
     _assert_like_alone(jobs, tables)
     small = pack.positions[0]                       # the first value's models: padded
-    own = grid.shape(jobs[0].settings, jobs[0].value)
+    own = shape(jobs[0].settings, jobs[0].value)
     H, dh = own["heads"], own["head_dim"] or s["input_dim"]
     for name in ("w_q", "w_k"):
         p = getattr(pack.model, name).detach()[small]
@@ -226,8 +231,7 @@ def test_the_first_grid_point_alone_is_what_it_always_was():
     s = {**_settings(), "seeds": [0, 1]}
     runs, pack = train_point(s, 2, 70, "cpu", progress=False)
     data_pack = build([Job(s, 2, 70)], "cpu")
-    cfg = TrainConfig(lr=s["lr"], batch_size=s["batch_size"], epochs=s["epochs"], min_steps=s["min_steps"],
-                      eval_every=s["eval_every"], early_stop=s["early_stop"])
+    cfg = TrainConfig.of(s)
     res, _ = train(data_pack.model, data_pack.data, [0, 1], cfg, True, progress=False)
     assert [r.mem_loss for r in res] == runs.mem_loss.tolist()
     assert [r.best_step for r in res] == runs.best_step.tolist()
@@ -274,9 +278,9 @@ def test_a_packs_data_take_the_memory_planned_for_them():
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     held = sum(t.numel() * t.element_size() for t in (data.query_rows, data.context_rows, data.label_rows))
-    planned = grid.pack_data_bytes(settings, [(n, T, seed) for seed, T, n in draws], 8)
+    planned = pack_data_bytes(settings, [(n, T, seed) for seed, T, n in draws], 8)
     assert data.context_rows.shape[0] == 9000 + 9000 + 6000 and held <= peak <= planned
-    alone = sum(grid.pack_data_bytes(settings, [(n, T, seed)], 8) for seed, T, n in draws)
+    alone = sum(pack_data_bytes(settings, [(n, T, seed)], 8) for seed, T, n in draws)
     assert planned < alone - 4 * 3000 * 8 * 16     # seed 0's T = 3000 contexts are not counted again
 
 

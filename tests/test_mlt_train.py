@@ -2,23 +2,27 @@
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from memcap import checkpoint
-from memcap.mlt_synthetic.schedule import mlt_num_steps, warmup_cosine
-from memcap.mlt_synthetic.train import TrainConfig, _loss_and_hits, evaluate, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import make_data
+from memcap.training.config import TrainConfig
+from memcap.training.evaluate import evaluate
+from memcap.training.loop import train
+from memcap.training.losses import loss_and_hits
+from memcap.training.schedule import mlt_num_steps, warmup_cosine
 
 
 def test_steps_rule_matches_the_paper_table():
     # MLT App. A: T -> S = max(floor(500 T / 256), 50k)
-    assert [mlt_num_steps(T, 50_000) for T in (10_000, 30_000, 50_000, 90_000, 130_000)] == \
+    assert [mlt_num_steps(T, 50_000, 500, 256) for T in (10_000, 30_000, 50_000, 90_000, 130_000)] == \
         [50_000, 58_593, 97_656, 175_781, 253_906]
-    assert mlt_num_steps(10_000, 300_000) == 300_000
+    assert mlt_num_steps(10_000, 300_000, 500, 256) == 300_000
 
 
 def original_lr(step: int, total_steps: int, base_lr: float) -> float:
@@ -87,7 +91,7 @@ def test_early_stop_at_full_accuracy_and_regression_never_stops():
 
 
 def test_same_seed_same_numbers():
-    cfg = TrainConfig(lr=1e-2, batch_size=16, epochs=1, min_steps=40, eval_every=10)
+    cfg = TrainConfig(lr=1e-2, batch_size=16, epochs=1, min_steps=40, eval_every=10, early_stop=True)
     runs = []
     for _ in range(2):
         data, model = _setup(context="random")
@@ -171,12 +175,12 @@ def test_checkpoint_of_another_config_is_not_resumed(tmp_path):
 def test_memorized_bits_of_chance_and_of_a_confident_model():
     labels = torch.tensor([[0, 1, 2, 3]])
     uniform = torch.zeros(1, 4, 8)                     # C = 8: NLL = 3 bits = log2 C -> 0 bits known
-    assert _loss_and_hits(uniform, labels, True)[2].item() == pytest.approx(0.0, abs=1e-6)
+    assert loss_and_hits(uniform, labels, True)[2].item() == pytest.approx(0.0, abs=1e-6)
     confident = torch.full((1, 4, 8), -50.0)
     confident[0, torch.arange(4), labels[0]] = 50.0    # NLL ~ 0 -> all 3 bits of each label
-    assert _loss_and_hits(confident, labels, True)[2].item() == pytest.approx(12.0, rel=1e-6)
+    assert loss_and_hits(confident, labels, True)[2].item() == pytest.approx(12.0, rel=1e-6)
     wrong = -confident                                 # confidently wrong: clipped at 0, not negative
-    assert _loss_and_hits(wrong, labels, True)[2].item() == 0.0
+    assert loss_and_hits(wrong, labels, True)[2].item() == 0.0
 
 
 def _preset():
@@ -196,6 +200,7 @@ def _family(**extra):
 def test_grid_points_and_settings_come_from_the_preset():
     from memcap.errors import ParamsError
     from memcap.mlt_synthetic import grid
+    from memcap.training.sizes import shape
 
     p = grid.resolve(_family(), "quick")
     assert grid.grid_points(p) == [("by_heads", 1, 16), ("by_heads", 1, 32), ("by_heads", 3, 16),
@@ -204,7 +209,7 @@ def test_grid_points_and_settings_come_from_the_preset():
     s = grid.sweep_settings(p, "by_heads")
     assert s["seeds"] == [0, 1] and s["lr"] == 3e-2 and s["vary"] == "heads" and s["preset"] == "quick"
     assert "values" not in grid.point_settings(s, [0, 1]) and "label" not in grid.point_settings(s, [0, 1])
-    assert grid.shape(s, 3) == {"heads": 3, "context_size": 3, "head_dim": None}
+    assert shape(s, 3) == {"heads": 3, "context_size": 3, "head_dim": None}
     assert grid.seed_groups(s) == [[0, 1]] and len(grid.jobs(p)) == 5
     with pytest.raises(ParamsError, match="no sweep named"):
         grid.sweep_settings(p, "nope")
@@ -259,8 +264,8 @@ def test_grid_module_is_torch_free():
 
 def test_train_point_rows_and_attention_maxima():
     from memcap.mlt_synthetic import grid
-    from memcap.mlt_synthetic.pack import Job, attention_maxima
-    from memcap.mlt_synthetic.train import train_point
+    from memcap.mlt_synthetic.train import attention_maxima, train_point
+    from memcap.training.pack import Job
 
     s = grid.sweep_settings(grid.resolve(_family(), "quick"), "by_heads")
     runs, pack = train_point(s, 3, 16, "cpu", labels={"family": "f", "sweep": "by_heads"}, progress=False)
@@ -280,7 +285,6 @@ def test_stacked_adam_steps_exactly_as_torchs_fused_adam_also_across_a_checkpoin
     rates read from float32 tensors (write_lrs, update, advance: what a CUDA graph's step does): equal
     to float32 rounding, not bit for bit (the fused kernels read a tensor lr as float32, a float one as
     float64; on the CPU and on CUDA alike)."""
-    from memcap.mlt_synthetic.schedule import warmup_cosine
     from memcap.stacked_adam import StackedAdam
 
     torch.manual_seed(0)
@@ -334,10 +338,9 @@ def test_cuda_graphs_refuse_a_pack_that_is_not_on_a_cuda_device():
     """train(..., cuda_graphs=True) on the CPU stops with the reason instead of training eagerly under
     a name that says graphs (the graphed step itself needs a GPU: benchmarks/graph_check.py)."""
     from memcap.mlt_synthetic import grid
-    from memcap.mlt_synthetic.graphed import GraphedStep
-    from memcap.mlt_synthetic.pack import Job, build
-    from memcap.mlt_synthetic.schedule import warmup_cosine
     from memcap.stacked_adam import StackedAdam
+    from memcap.training.graphed import GraphedStep
+    from memcap.training.pack import Job, build
 
     s = grid.sweep_settings(grid.resolve(_family(), "quick"), "by_heads")
     pack = build([Job(s, 3, 16)], torch.device("cpu"))
@@ -350,7 +353,7 @@ def test_cuda_graphs_refuse_a_pack_that_is_not_on_a_cuda_device():
 def test_a_cpu_evaluation_in_parts_gives_the_whole_chunks_numbers_bit_for_bit(monkeypatch, context):
     """A CPU evaluates a chunk in forward passes of CPU_EVAL_ROWS rows (faster: the chunk's buffers
     stay in cache); loss, accuracy and bits are those of one pass, bit for bit (T = 300: 10 parts)."""
-    import memcap.mlt_synthetic.train as tr
+    import memcap.training.evaluate as tr
     data = make_data([0, 1], dataset_size=300, context_size=6, input_dim=16, context=context,
                      task="classification", num_classes=10)
     model = MLTAttention([0, 1], 16, 3, 6, out_dim=10)
@@ -364,7 +367,7 @@ def test_a_cpu_evaluation_in_parts_gives_the_whole_chunks_numbers_bit_for_bit(mo
 def test_evaluation_parts_keep_the_products_of_the_whole_chunk(monkeypatch):
     """Rows of a part taking other products than the whole chunk (A_h formed only past d = 64
     examples) could round otherwise: such a chunk stays one pass; a GPU always takes one."""
-    import memcap.mlt_synthetic.train as tr
+    import memcap.training.evaluate as tr
     model = MLTAttention([0], 64, 2, 8, out_dim=10)
     monkeypatch.setattr(tr, "CPU_EVAL_ROWS", 40)
     assert model.formulation(33) != model.formulation(100)
@@ -372,3 +375,42 @@ def test_evaluation_parts_keep_the_products_of_the_whole_chunk(monkeypatch):
     monkeypatch.setattr(tr, "CPU_EVAL_ROWS", 100)
     assert tr._forward_parts(model, 1000, torch.device("cpu")) == 10     # parts of 100 rows: the same
     assert tr._forward_parts(model, 1000, torch.device("cuda")) == 1
+
+
+def test_training_settings_are_written_once_in_params_yaml():
+    """The settings a result depends on have one place, each preset in params.yaml: TrainConfig has no
+    default for them, no schema of a family that trains through it gives one (a preset must say them),
+    and TrainConfig.of reads them. (DPC's trainer and the assumptions' forward passes have their own.)"""
+    import dataclasses
+
+    import yaml
+
+    from memcap.training.config import SETTINGS
+
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    assert [k for k in SETTINGS if fields[k].default is not dataclasses.MISSING] == []
+    with pytest.raises(TypeError, match="missing"):
+        TrainConfig(lr=1e-3)
+
+    def defaults(node, path=""):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in SETTINGS and isinstance(value, dict) and "default" in value:
+                    yield f"{path}.{key}"
+                yield from defaults(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield from defaults(value, f"{path}[{i}]")
+
+    schemas = Path(__file__).resolve().parents[1] / "workflow" / "schemas"   # the families that train through TrainConfig
+    given = [f"{name}{d}" for name in ("mlt_synthetic", "capacity", "theory")
+             for d in defaults(yaml.safe_load((schemas / f"{name}.schema.yaml").read_text()))]
+    assert given == []
+    assert list(defaults({"training": {"lr": {"type": "number", "default": 1e-3}}})) == [".training.lr"]   # it can fail
+
+    settings = {"lr": 0.5, "batch_size": 7, "epochs": 3, "min_steps": 11, "eval_every": 5, "early_stop": False}
+    cfg = TrainConfig.of({**settings, "vary": "heads"}, checkpoint_every_s=-1)
+    assert {k: getattr(cfg, k) for k in SETTINGS} == settings and cfg.checkpoint_every_s == -1
+    assert TrainConfig.of({**settings, "epochs": 3}, epochs=6).epochs == 6   # a family's own rule (capacity's budget)
+    with pytest.raises(KeyError, match="eval_every"):
+        TrainConfig.of({k: v for k, v in settings.items() if k != "eval_every"})

@@ -26,9 +26,10 @@ from conftest import BIN, REPO
 from memcap import checkpoint, results
 from memcap import params as mp
 from memcap.errors import TrainingFailed
-from memcap.mlt_synthetic.train import TrainConfig, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import make_data
+from memcap.training.config import TrainConfig
+from memcap.training.loop import train
 
 PARAMS = mp.read_yaml(REPO / "params.yaml")
 

@@ -209,10 +209,16 @@ def test_a_family_sizes_its_own_jobs_the_others_keep_their_class(project):
 def test_one_scale_note_for_every_title_and_table():
     """quick says it is a stand-in, a preset of your own that it is not the papers' settings, paper
     says nothing more; every family's titles use this one helper."""
-    assert memcap_params.scale_note("quick") == "QUICK STAND-IN: reduced grid"
-    assert memcap_params.scale_note("mine") == "OWN PRESET 'mine': not the papers' settings"
-    assert memcap_params.scale_note("paper") == "" and memcap_params.scale_tag("paper") == "paper scale"
-    src = Path(memcap_params.__file__).parent
+    from memcap import scales
+
+    assert scales.scale_note("quick") == "QUICK STAND-IN: reduced grid"
+    assert scales.scale_note("mine") == "OWN PRESET 'mine': not the papers' settings"
+    assert scales.scale_note("paper") == "" and scales.scale_tag("paper") == "paper scale"
+    # a shipped variant is labeled as its scale; a name that only contains one is your own
+    assert scales.scale_note("paper_scalar") == "" and scales.scale_note("quick_dpc") == scales.scale_note("quick")
+    assert scales.scale_note("mypaper_x") == "OWN PRESET 'mypaper_x': not the papers' settings"
+    assert scales.scale_rank("paper_budget") == scales.scale_rank("paper") > scales.scale_rank("mine") == 0
+    src = Path(scales.__file__).parent
     hand_made = [str(f.relative_to(src)) for f in src.rglob("*.py")
-                 if f.name != "params.py" and re.search(r"STAND-IN|OWN PRESET", f.read_text())]
-    assert hand_made == [], f"write the scale label with memcap.params.scale_note, not by hand: {hand_made}"
+                 if f.name != "scales.py" and re.search(r"STAND-IN|OWN PRESET", f.read_text())]
+    assert hand_made == [], f"write the scale label with memcap.scales.scale_note, not by hand: {hand_made}"

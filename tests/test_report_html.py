@@ -93,3 +93,29 @@ def test_every_table_is_an_html_table_and_every_section_opens_with_a_sentence(tm
         assert head.group(3).startswith("<p>"), (head.group(2), head.group(3))
     broken = html.tables_html("| a |\n|---|\n| 1 |")
     assert "<table>" in broken and "<pre>" not in html.tables_html("plain text")
+
+
+SCRIPT, IMG = "<script>alert(1)</script>", '<img src=x onerror="alert(2)">'
+
+
+def test_values_from_params_run_files_and_tables_are_escaped_markup_only_where_the_report_writes_it(tmp_path):
+    """A composite preset's `why:` (in a sweep's label), a model name (Tables 1/3) and a data label carry
+    <script> and <img onerror>: each reaches index.html as text; the only script and images on the page
+    are the report's own (its render check, its figures)."""
+    import markdown
+
+    label = f"QUICK STAND-IN ({SCRIPT} why {IMG})"      # settings_label of a composite preset's sweep
+    runs = pd.DataFrame({"sweep": ["scale_head_shared"], "label": [label], "mem": [0.5]}).to_markdown(index=False)
+    table1 = pd.DataFrame({"model": [f"bert{IMG}"], "k": [4], "satisfied": ["✓"]}).to_markdown(index=False)
+    bits = pd.DataFrame({"family": ["mlt_synthetic"], "data": [f"wiki{SCRIPT}"], "bits/param": [0.1]})
+    card = claims.scorecard({}, "quick")
+    card.loc[card.index[0], ["detail", "reading"]] = [label, IMG]
+    figs = [small_png(tmp_path / "mlt_synthetic" / "fig2a.png")]
+    text = html.build(card, f"# bits\n\n{bits.to_markdown(index=False)}\n", None, figs,
+                      {"MLT runs summary": runs, "Table 1": table1}, "quick")
+    assert "<script>alert" not in text and "<img src=x" not in text, text
+    assert text.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3        # detail, table, data label
+    assert text.count("&lt;img src=x onerror=") >= 3                        # reading, table, model name
+    assert text.count("<script") == 1 and text.count("<img") == len(figs)   # the report's own only
+    # the converter alone keeps raw HTML: without the escaping this test fails
+    assert SCRIPT in markdown.markdown(runs, extensions=["tables"])

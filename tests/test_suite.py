@@ -84,9 +84,10 @@ def test_suite_help_names_its_commands():
 
 
 def test_finish_refreshes_the_stages_that_read_the_runs_results_and_only_those(tmp_path):
-    """After an MLT run, theory (its Fig 3 reads MLT's attention files) is stale: `finish` rebuilds it
-    with Snakemake instead of leaving it to `dvc repro`, which would retrain it whole."""
-    assert suite.downstream(["mlt_synthetic"], REPO / "dvc.yaml") == ["theory"]
+    """After an MLT run, theory (its Fig 3 reads MLT's attention files) and capacity (Morris's bits read
+    MLT's runs table) are stale: `finish` rebuilds them with Snakemake instead of leaving them to
+    `dvc repro`, which would retrain them whole."""
+    assert suite.downstream(["mlt_synthetic"], REPO / "dvc.yaml") == ["theory", "capacity"]
     assert suite.downstream(["dpc"], REPO / "dvc.yaml") == []
     dvc_yaml = tmp_path / "dvc.yaml"
     dvc_yaml.write_text(yaml.safe_dump({"stages": {

@@ -36,6 +36,12 @@ case "$url" in
        fi ;;
 esac
 
+# Temp files of an interrupted pull or run (DVC's `.<token>.tmp`, memcap's `.<name>.<random>.tmp`) are
+# junk: removed here (and invisible to DVC anyway, .dvcignore), so nothing records them.
+clean_tmp() { find results figures -name '*.tmp' -type f -delete 2>/dev/null || true; }
+clean_tmp
+trap clean_tmp EXIT
+
 # 1. Fetch everything into DVC's cache first: if anything is missing on the remote, the workspace is
 #    left exactly as it was (no half-restored family that Snakemake would then retrain).
 #    (dvc fetch exits 0 when an object is missing on the remote, with a warning: that is a failure too.)
@@ -47,6 +53,23 @@ if ! log="$(dvc fetch "${targets[@]}" 2>&1)" || grep -qiE "missing cache files|d
         echo "  the last run, or dvc.lock changed since. Retrain instead (make retrain: the quick preset)," >&2
         echo "  or pull from a remote that has them: dvc remote default --local <name>." >&2
     fi
+    exit 1
+fi
+
+# 1b. No byte is trusted without its hash: every object dvc.lock names is hashed against its md5 name
+#     (a corrupted one is dropped from the cache: DVC's `verify` drops it on download, this catches the
+#     rest). A mismatch stops here, naming the file, before anything reaches the workspace.
+if ! bad="$(python tools/dvc_verify.py "${targets[@]}")"; then
+    echo "memcap: $(wc -l <<<"$bad") files of dvc.lock have no verified object (missing, or bytes that do not match their hash); nothing in your workspace changed:" >&2
+    sed -n '1,20s/^/  /p' <<<"$bad" >&2
+    case "$url" in
+        *://*) ;;
+        *) dir="$url"; case "$dir" in "~"*) dir="${dir/#\~/$HOME}" ;; /*) ;; *) dir=".dvc/$dir" ;; esac
+           corrupt="$(python tools/dvc_verify.py --remote "$dir" "${targets[@]}" | grep 'does not match' || true)"
+           [ -z "$corrupt" ] || { echo "  corrupted on the $where:" >&2; sed -n '1,20s/^/    /p' <<<"$corrupt" >&2; } ;;
+    esac
+    echo "  Restore those objects on the remote from a good copy (or pull from another remote:" >&2
+    echo "  dvc remote default --local <name>), then run make pull again." >&2
     exit 1
 fi
 

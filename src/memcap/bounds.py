@@ -15,6 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+# MLT Fig 2a: points at or above this seed-mean accuracy are saturated and left out of the linear fit
+# of accuracy against the bound's growth (the paper does not state its cut; MLT §5.2). The family's figures and
+# the scorecard read this one value.
+SATURATION_ACC = 0.99
+
 
 def memorization_bound(heads, context_size, head_dim):
     """MLT Theorem 1: H(r − 1) + 1 with r = min(n, d_h); scalars give an int, arrays give an array."""

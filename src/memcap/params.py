@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,25 +30,22 @@ jsonschema = OnFirstUse("jsonschema")
 referencing = OnFirstUse("referencing")
 referencing_jsonschema = OnFirstUse("referencing.jsonschema")
 
-# Each family's torch-free checks of what JSON Schema cannot express (e.g. head_dim <= input_dim).
-from memcap.assumptions import checks as assumptions_checks
-from memcap.capacity import checks as capacity_checks
 from memcap.errors import ParamsError  # noqa: F401  (re-exported: memcap.params.ParamsError)
-from memcap.dpc import checks as dpc_checks
-from memcap.mlt_synthetic import checks as mlt_checks
-from memcap.theory import checks as theory_checks
+from memcap.scales import SCALES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAIN_SCHEMA = "params.schema.yaml"
-SCALES = ("quick", "paper")
 # libyaml's parser where PyYAML has it: every job and every Snakemake start reads params and the
 # schemas, and the pure-Python parser took ~0.25 s of each (the same safe constructor either way).
 FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 FAMILIES = ("mlt_synthetic", "theory", "dpc", "assumptions", "capacity")   # each has a preset per scale
-CROSS_FIELD_CHECKS: list[Callable[[dict], list[str]]] = [
-    mlt_checks.problems, theory_checks.problems, dpc_checks.problems, assumptions_checks.problems,
-    capacity_checks.problems,
-]
+
+
+def cross_field_checks() -> list[Callable[[dict], list[str]]]:
+    """Each family's `memcap.<family>.checks.problems`: what JSON Schema cannot say about its section
+    (e.g. head_dim <= input_dim), torch-free. Found by name, so that the params stay below the families
+    they configure; a family without its checks module fails here, never validates unchecked."""
+    return [importlib.import_module(f"memcap.{family}.checks").problems for family in FAMILIES]
 
 
 def schema_dir() -> Path:
@@ -123,7 +122,8 @@ def _describe(error) -> str:
     key = _key(error.absolute_path)
     if "propertyNames" in error.relative_schema_path or "propertyNames" in error.schema_path:
         allowed = error.schema.get("enum") or f"names matching {error.schema.get('pattern')!r}"
-        return f"{key}.{error.instance}: not an allowed key; allowed keys are {allowed}"
+        name = error.instance if str(error.instance).isprintable() else repr(error.instance)   # 'mine\n'
+        return f"{key}.{name}: not an allowed key; allowed keys are {allowed}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
@@ -147,6 +147,16 @@ def _describe(error) -> str:
     return f"{key}: got {error.instance!r}; allowed: {allowed}{hint}"
 
 
+def _full_match(validator_class):
+    """`pattern` as a whole-string match: JSON Schema's search lets `$` match before a final newline,
+    so 'mine\\n' would pass '^[a-z]+$' and fail later inside Snakemake."""
+    def pattern(validator, regex, instance, schema):
+        if validator.is_type(instance, "string") and not re.fullmatch(regex, instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {regex!r}")
+
+    return jsonschema.validators.extend(validator_class, {"pattern": pattern})
+
+
 def validate(params: dict[str, Any]) -> dict[str, Any]:
     """Fill in schema defaults (in place) and raise ParamsError listing every schema violation and
     every cross-field problem."""
@@ -157,14 +167,18 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     errors = list(validator.iter_errors(params))
     # 4.0 as an integer, .inf or .nan as a number: JSON Schema accepts them, no setting can take them
     strict_schema, strict_registry = _load_registry(strict=True)
-    strict = _strict(jsonschema.Draft202012Validator)(strict_schema, registry=strict_registry)
-    errors += [e for e in strict.iter_errors(params) if e.validator == "type"
-               and _strictly_invalid(e.instance) and not any(e.absolute_path == f.absolute_path for f in errors)]
+    # and a name with a final newline: `$` matches before it, a whole-string match does not
+    strict = _full_match(_strict(jsonschema.Draft202012Validator))(strict_schema, registry=strict_registry)
+    errors += [e for e in strict.iter_errors(params)
+               if (e.validator == "type" and _strictly_invalid(e.instance)
+                   and not any(e.absolute_path == f.absolute_path for f in errors))
+               or (e.validator == "pattern" and not any(
+                   e.absolute_path == f.absolute_path and e.instance == f.instance for f in errors))]
     problems = [_describe(e) for e in sorted(errors, key=lambda e: list(e.absolute_path))]
     if not any(list(e.absolute_path)[:1] == ["scale"] for e in errors):   # else the schema's message says it
         problems += _scale_problems(params.get("scale", SCALES[0]), params)
     if not problems:
-        problems = [p for check in CROSS_FIELD_CHECKS for p in check(params)]
+        problems = [p for check in cross_field_checks() for p in check(params)]
     if problems:
         raise ParamsError("invalid params:\n  " + "\n  ".join(problems))
     return params
@@ -260,6 +274,16 @@ def _scale_problems(scale: Any, params: dict[str, Any]) -> list[str]:
     return problems
 
 
+def dvc_scale_problem(scale: Any) -> str | None:
+    """params.yaml's scale as DVC reads it: dvc.yaml tracks `scale.<family>` per stage, which one word
+    (fine for Snakemake's --config scale=quick and --scale) does not have."""
+    if isinstance(scale, str):
+        mapping = ", ".join(f"{family}: {scale}" for family in FAMILIES)
+        return (f"scale: got {scale!r} (one word); params.yaml needs one preset per family, because DVC "
+                f"tracks scale.<family> in dvc.yaml: write `scale: {{{mapping}}}`")
+    return None
+
+
 def scales(params: dict[str, Any]) -> dict[str, str]:
     """The preset of every family: `scale: quick` sets all of them; `scale: {default: quick, dpc: paper}`
     sets one per family (validation has made sure every family has one)."""
@@ -267,24 +291,6 @@ def scales(params: dict[str, Any]) -> dict[str, str]:
     if isinstance(scale, str):
         return {family: scale for family in FAMILIES}
     return {family: scale.get(family, scale.get("default")) for family in FAMILIES}
-
-
-def scale_note(scale: str) -> str:
-    """What results at a preset are, printed on every title and table so a stand-in never passes for
-    the paper: quick is a stand-in, a preset of your own is not the papers' settings, paper says nothing."""
-    if scale == "quick":
-        return "QUICK STAND-IN: reduced grid"
-    return f"OWN PRESET {scale!r}: not the papers' settings" if scale not in SCALES else ""
-
-
-def scale_tag(scale: str) -> str:
-    """A title's scale part: the note where there is one, else 'paper scale'."""
-    return scale_note(scale) or f"{scale} scale"
-
-
-def scale_rank(scale: str) -> int:
-    """quick < paper; a preset of your own ranks with quick (it gets quick's resources by default)."""
-    return SCALES.index(scale) if scale in SCALES else 0
 
 
 def scale_of(params: dict[str, Any], family: str) -> str:

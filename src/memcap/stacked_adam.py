@@ -1,10 +1,10 @@
 """Adam over stacked models (dim 0 of every parameter), one learning-rate schedule per group of models.
 
 The models of a pack have different step counts S (one per dataset size T), so different learning
-rates at the same step. Models sharing S are kept next to each other (memcap.mlt_synthetic.pack
+rates at the same step. Models sharing S are kept next to each other (memcap.training.pack
 orders them), and each such group is one call of the kernel torch's own fused Adam calls
 (`torch._fused_adam_`) on views of its rows, with the group's learning rate from torch's LR schedulers
-(memcap.mlt_synthetic.schedule). Adam is elementwise, so a model's update is the one it would get
+(memcap.training.schedule). Adam is elementwise, so a model's update is the one it would get
 alone; with one group (a grid point) it is torch.optim.Adam(fused=True) exactly, without the
 optimizer's ~100 µs of Python a step (hooks, grouping by device, checks). Every model starts at
 step 0 together, so one step count serves all. tests/test_mlt_train.py checks it bit for bit against
@@ -75,7 +75,7 @@ class StackedAdam:
 
     def use_lr_tensors(self) -> None:
         """Read each group's learning rate from a device tensor that `write_lrs` fills, not from a
-        Python float: a CUDA graph records a float as a constant (memcap.mlt_synthetic.graphed).
+        Python float: a CUDA graph records a float as a constant (memcap.training.graphed).
         The same numbers: the fused kernel takes either (tests/test_mlt_train.py)."""
         self.lr_tensors = {}
         self.write_lrs()

@@ -1,6 +1,7 @@
 # Capacity by search: per architecture and seed the largest T memorized, found in rounds of probes that
 # the MLT family's model and trainer train (memcap.capacity). One row file per architecture; the probes
-# are files of their own below runs/probes/ (never a rule's output, so a rerun never deletes them).
+# are files of their own below runs/probes/ (never a rule's output, so a rerun never deletes them); a
+# preset of your own keeps its probes below runs/<preset>/probes/ (memcap.capacity.store), out of DVC's view.
 from memcap.capacity import aggregate as capacity_aggregate
 from memcap.capacity import figures as capacity_figures
 from memcap.capacity import grid as capacity_grid
@@ -73,11 +74,17 @@ else:
             CAP_SEARCH_SHELL
 
 
+# The MLT family's runs of a capacity row's shape are points of its memorized bits against T, where
+# that table is at hand (published, or built): the capacity rule never asks for MLT training.
+CAP_MLT_RUNS = [MLT_TABLE["runs"]] if os.path.exists(MLT_TABLE["runs"]) else []
+
+
 rule capacity_aggregate:
-    """The capacity table beside both papers' bounds, bits per parameter, the fitted laws, every probe,
-    and T* vs H and vs d_h."""
+    """The capacity table beside both papers' bounds, bits per parameter, the budget curves, memorized
+    bits without a threshold, the fitted laws, every probe, and the figures."""
     input:
-        CAP_RUNS,
+        runs=CAP_RUNS,
+        mlt_runs=CAP_MLT_RUNS,
     output:
         table=CAP_TABLE["capacity"],
         md=in_report(CAP_TABLE["capacity_md"], "capacity"),
@@ -89,5 +96,6 @@ rule capacity_aggregate:
     threads: threads_of("light", "capacity")
     resources: **res("light", "capacity")
     shell:
-        "memcap capacity aggregate --runs {input} --out {output.table} --markdown {output.md} "
+        "memcap capacity aggregate --runs {input.runs} --out {output.table} --markdown {output.md} "
+        + (f"--mlt-runs {CAP_MLT_RUNS[0]} " if CAP_MLT_RUNS else "") +
         "--laws {output.laws} --probes {output.probes} --figures {output.figures} > {log} 2>&1"

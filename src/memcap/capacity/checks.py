@@ -21,6 +21,9 @@ def problems(params: dict) -> list[str]:
             out.append(f"{key}.t_min: {p['t_min']} above pool {p['pool']}; allowed: t_min <= pool")
         if max([p["head_dim"], *p["head_dim_grid"]]) > p["input_dim"]:
             out.append(f"{key}.head_dim_grid: a head_dim above input_dim {p['input_dim']}; allowed: head_dim <= input_dim")
+        archs = [[H, p["head_dim"]] for H in p["heads_grid"]] + [[p["heads"], dh] for dh in p["head_dim_grid"]]
+        out += [f"{key}.budget_not_run: {list(a)} is not an architecture of the preset; allowed: its (H, d_h) grid"
+                for group in p.get("budget_not_run", {}).values() for a in group if list(a) not in archs]
         if p["threshold"] > 0 and len(p["seeds"]) < 2:
             out.append(f"{key}.seeds: {p['seeds']}: T*'s interval needs at least 2 seeds")
     return out

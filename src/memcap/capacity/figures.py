@@ -1,5 +1,7 @@
-"""Capacity figure: T* (95% interval, every seed's capacity) vs H and vs d_h on log axes, beside both
-papers' counts and the fitted power law; bits per parameter at capacity beside the published ones."""
+"""Capacity figures: T* (95% interval, every seed's capacity) vs H and vs d_h on log axes, beside both
+papers' counts and the fitted power law, and bits per parameter at capacity beside the published ones
+(capacity); T* against the training budget per architecture (capacity_budget); memorized bits without a
+threshold against T per architecture (memorized_bits)."""
 
 from __future__ import annotations
 
@@ -7,12 +9,12 @@ import numpy as np
 import pandas as pd
 
 from memcap import results
-from memcap.capacity import settings
+from memcap.capacity import morris, settings
 from memcap.capacity.aggregate import ANCHORS
-from memcap.params import scale_note
+from memcap.scales import scale_note
 from memcap.plotting import plt, sns
 
-FIGURES = ("capacity",)
+FIGURES = ("capacity", "capacity_budget", "memorized_bits")
 
 
 def _panel(ax, g: pd.DataFrame, x: str, xlabel: str, law: pd.Series | None) -> None:
@@ -57,6 +59,13 @@ def _bits_panel(ax, cap: pd.DataFrame) -> None:
                 label=f"{g.setting.iloc[0]}: T*·{bits} / params (95% CI)")
     ax.scatter(g.param_count, g.max_bits_per_param, marker="x", color="tab:purple",
                label="most memorized bits of a probe / params")
+    curved = g[g.budgets.map(len) > 1] if "budgets" in g else g.iloc[:0]
+    if len(curved):   # the largest budget's T*: a value where converged, else a lower bound (open marker)
+        done = curved.budget_curve == "converged"
+        ax.scatter(curved.param_count[done], curved.curve_bits_per_param[done], marker="D", color="tab:green",
+                   label=f"T* at {max(curved.budgets.iloc[0])}x the steps / params (converged)")
+        ax.scatter(curved.param_count[~done], curved.curve_bits_per_param[~done], marker="^", facecolors="none",
+                   edgecolors="tab:green", label=f"T* at {max(curved.budgets.iloc[0])}x the steps / params: a lower bound")
     for (name, bits), color in zip(ANCHORS.items(), ("grey", "silver", "tab:red", "tab:brown")):
         ax.axhline(bits, color=color, lw=0.8, ls="--", label=f"{name}: {bits:g}")
     ax.set(xscale="log", yscale="log", xlabel="parameters", ylabel="bits per parameter")
@@ -89,9 +98,70 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
     results.save_figure(fig, paths, dpi=130)
 
 
-def draw(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> None:
+def _label(r) -> str:
+    return f"{r.setting}: H={r.heads} d_h={r.head_dim}"
+
+
+def budget(cap: pd.DataFrame, paths) -> None:
+    """T* (95% CI) against the budget, log-log, one line an architecture with a budget curve; says so
+    when none has one."""
+    g = cap[cap.budgets.map(len) > 1] if "budgets" in cap else cap.iloc[:0]
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    if g.empty:
+        ax.text(0.5, 0.5, "no budget curve in this table (scale {capacity: paper_budget} searches them)",
+                ha="center", va="center", transform=ax.transAxes, fontsize=9)
+        ax.set_axis_off()
+    for r in g.itertuples():
+        B, T = np.asarray(r.budgets, float), np.asarray(r.capacity_budget, float)
+        err = np.vstack([T - np.asarray(r.capacity_budget_low, float), np.asarray(r.capacity_budget_high, float) - T])
+        ax.errorbar(B, T, yerr=np.nan_to_num(err).clip(min=0), marker="o" if r.budget_curve == "converged" else "^",
+                    capsize=3, label=f"{_label(r)} ({r.budget_curve})")
+    if len(g):
+        ax.set(xscale="log", yscale="log", xlabel="training budget (x the paper's steps)", ylabel="T* (95% CI)",
+               title="Capacity against the training budget (triangles: still rising, a lower bound)")
+        ax.set_xticks(sorted({b for bs in g.budgets for b in bs}), [f"{b}x" for b in sorted({b for bs in g.budgets for b in bs})])
+        ax.minorticks_off()
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    results.save_figure(fig, paths, dpi=130)
+
+
+def bits(cap: pd.DataFrame, probes: pd.DataFrame | None, section: dict, mlt_runs: pd.DataFrame | None, paths) -> None:
+    """Memorized bits (Σ max(0, log2 C − loss in bits)), mean over the seeds at each T, against T, one line
+    an architecture (its probes at the paper's budget and the MLT runs of its shape), log-log."""
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    drawn = 0
+    for r in cap.itertuples():
+        if probes is None or r.scale not in section:
+            continue
+        mine = probes[(probes.budget == 1) & (probes.heads == r.heads) & (probes.head_dim == r.head_dim)
+                      & (probes.scale == r.scale)].reindex(columns=["dataset_size", "seed", "memorized_bits"])
+        points = pd.concat([mine, morris.runs_like(mlt_runs, section[r.scale], r.heads, r.head_dim)], ignore_index=True)
+        c = morris.curve(points.dropna())
+        if c.empty:
+            continue
+        ax.plot(c.index, c.values, marker=".", label=f"{_label(r)} ({r.morris_plateau})")
+        drawn += 1
+    if not drawn:
+        ax.text(0.5, 0.5, "no probes with memorized bits", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+    else:
+        ax.set(xscale="log", yscale="log", xlabel="dataset size T", ylabel="memorized bits (mean over seeds)",
+               title="Memorized bits without a threshold (Morris et al.) against T")
+        ax.legend(fontsize=5, ncol=2)
+    fig.tight_layout()
+    results.save_figure(fig, paths, dpi=130)
+
+
+def draw(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths, probes: pd.DataFrame | None = None,
+         mlt_runs: pd.DataFrame | None = None) -> None:
     """Draw every figure named by the paths' stems (capacity.png, capacity.pdf -> `capacity`)."""
     for name, files in results.by_stem(paths).items():
         if name not in FIGURES:
             raise ValueError(f"no capacity figure named {name!r}; figures: {FIGURES}")
-        capacity(cap, laws, section, files)
+        if name == "capacity":
+            capacity(cap, laws, section, files)
+        elif name == "capacity_budget":
+            budget(cap, files)
+        else:
+            bits(cap, probes, section, mlt_runs, files)

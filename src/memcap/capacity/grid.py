@@ -2,7 +2,8 @@
 trains, and where probes and rows live.
 
 A probe is one model trained on one seed's first T examples (its pool) at `budget` times the paper's
-steps; its file depends only on what its numbers depend on (the architecture, the data and the
+steps (a preset's `budgets`: the budget curve, each budget's search of a seed starting from the bracket
+of the budget before, memcap.capacity.search); its file depends only on what its numbers depend on (the architecture, the data and the
 trainer), not on the search, so every preset with the same model and trainer settings shares it: a
 new threshold, tolerance or seed list trains only the probes it lacks.
 """
@@ -13,6 +14,8 @@ import math
 
 from memcap.capacity import settings
 from memcap.keys import settings_key
+from memcap.models.aot_count import param_count as aot_params
+from memcap.training.schedule import mlt_num_steps
 from memcap.models.mlt_work import param_count
 
 FAMILY = "capacity"
@@ -26,6 +29,10 @@ DPC_DATA_KEYS = ("vocab", "input_dim", "pool")
 DPC_CONTEXT = 2   # S: a context is a pair of tokens (t_1, t_2)
 # The search's own knobs: they decide which probes are trained and how a row reads them.
 SEARCH_KEYS = ("seeds", "threshold", "start_bits", "grow", "t_min", "rel_tol", "max_probes", "budget_factor")
+# Keys a preset may leave out (their default is the paper's setting): a probe's or row's key names them
+# only when given, so presets without them keep their probes and rows.
+OPTIONAL_DATA_KEYS = {"value_dim": 1}                       # d_v: values a head (MLT)
+OPTIONAL_SEARCH_KEYS = {"budgets": [1], "budget_not_run": {}}   # the budget curve
 PROBE_PRESET = "probe"   # the name probe keys hash with: one for all presets, so they share probes
 
 
@@ -46,14 +53,55 @@ def probe_settings(p: dict, heads: int, head_dim: int) -> dict:
     if settings.family(p) == settings.DPC:
         return {"family": settings.DPC, "heads": heads, "head_dim": head_dim, **{k: p[k] for k in DPC_DATA_KEYS},
                 "per_head_proj": per_head_proj(p, head_dim), **{k: p["training"][k] for k in DPC_TRAINING_KEYS}}
-    return {"heads": heads, "head_dim": head_dim, **{k: p[k] for k in DATA_KEYS},
+    return {"heads": heads, "head_dim": head_dim, **{k: p[k] for k in DATA_KEYS}, **_given(p, OPTIONAL_DATA_KEYS),
             **{k: p["training"][k] for k in TRAINING_KEYS}}
+
+
+def _given(p: dict, optional: dict) -> dict:
+    return {k: p[k] for k, default in optional.items() if k in p and p[k] != default}
 
 
 def search_settings(p: dict, heads: int, head_dim: int) -> dict:
     """Everything one architecture's row depends on (its rule's params): its probes' settings and the
     search's knobs, without the grids, so adding an architecture reruns only that one."""
-    return {**probe_settings(p, heads, head_dim), **{k: p[k] for k in SEARCH_KEYS}}
+    return {**probe_settings(p, heads, head_dim), **{k: p[k] for k in SEARCH_KEYS}, **_given(p, OPTIONAL_SEARCH_KEYS)}
+
+
+def value_dim(p: dict) -> int:
+    """d_v, values a head of MLT's layer (the paper's: 1)."""
+    return int(p.get("value_dim", 1))
+
+
+def budgets(p: dict) -> list[int]:
+    """The budgets of the preset's budget curve (multiples of the paper's steps); [1]: no curve."""
+    return sorted({1, *p.get("budgets", [1])})
+
+
+def not_run(p: dict, heads: int, head_dim: int) -> str | None:
+    """Why an architecture's budget curve is not searched by this preset (budget_not_run: {reason:
+    [[H, d_h], ...]}), or None."""
+    for reason, archs in p.get("budget_not_run", {}).items():
+        if [heads, head_dim] in [list(a) for a in archs]:
+            return reason
+    return None
+
+
+def curve_budgets(p: dict, heads: int, head_dim: int) -> list[int]:
+    """The budgets searched for one architecture: the preset's, or budget 1 alone where not run."""
+    return [1] if not_run(p, heads, head_dim) else budgets(p)
+
+
+def steps(p: dict, T: int, budget: int) -> int:
+    """Training steps of a probe: budget x the paper's S (MLT), or budget x epochs x batches (DPC)."""
+    t = p["training"]
+    if settings.family(p) == settings.DPC:
+        return budget * t["epochs"] * t["batches"]
+    return mlt_num_steps(T, budget * t["min_steps"], budget * t["epochs"], t["batch_size"])
+
+
+def exposures(p: dict, T: float, budget: int) -> float:
+    """Passes over each of T examples at this budget: steps x batch / T (Allen-Zhu & Li's exposures)."""
+    return steps(p, round(T), budget) * p["training"]["batch_size"] / T
 
 
 def arch_name(heads: int, head_dim: int) -> str:
@@ -75,7 +123,7 @@ def parse_run_name(path: str) -> tuple[int, int]:
 
 def probe_folder(p: dict, heads: int, head_dim: int) -> str:
     """The architecture's probes below runs/: probes/H<H>_dh<d_h>-<probe key>/ (shared by presets)."""
-    arch = arch_name(heads, head_dim)
+    arch = arch_name(heads, head_dim) + (f"_dv{value_dim(p)}" if value_dim(p) != 1 else "")
     if settings.family(p) == settings.DPC:
         arch = f"dpc_N{p['vocab']}_d{p['input_dim']}_{arch}"
     return f"probes/{arch}-{settings_key(PROBE_PRESET, probe_settings(p, heads, head_dim))}"
@@ -89,10 +137,8 @@ def probe_file(seed: int, T: int, budget: int) -> str:
 def params_of(p: dict, heads: int, head_dim: int) -> int:
     """Parameters of one model of the architecture (the paper's P; DPC: what its model allocates)."""
     if settings.family(p) == settings.DPC:
-        from memcap.models.aot import param_count as aot_params   # here: the Snakefile stays torch-free
-
         return aot_params(p["vocab"], p["input_dim"], head_dim, heads, per_head_proj=per_head_proj(p, head_dim))
-    return param_count(p["input_dim"], heads, head_dim, p["num_classes"])
+    return param_count(p["input_dim"], heads, head_dim, p["num_classes"], value_dim(p))
 
 
 def classes(p: dict) -> int:

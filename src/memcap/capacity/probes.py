@@ -1,8 +1,8 @@
-"""Train a round's probes as one pack with the MLT family's model and training loop (a DPC preset's
-probes go to memcap.capacity.associations: train_probes is the one interface rounds.py drives).
+"""Train a round's probes as one pack: MLT's model and the training loop every family uses (memcap.training);
+a DPC preset's probes go to memcap.capacity.associations (train_probes is the one interface rounds.py drives).
 
 A probe (H, d_h, seed, T, budget) is one MLT model (memcap.models.mlt_attention, its initialisation
-from the seed) trained by memcap.mlt_synthetic.train on the first T examples of its seed's pool: the
+from the seed) trained by memcap.training.loop on the first T examples of its seed's pool: the
 pool is make_data at T = pool (context(s), then queries, then labels from RandomState(seed)), so a
 seed's datasets are nested, and its first T queries and context are those make_data draws at T
 (labels are drawn after all the pool's queries, so they differ from a lone draw at T). Steps:
@@ -22,9 +22,10 @@ from typing import Callable
 import torch
 
 from memcap.capacity import settings
-from memcap.mlt_synthetic.train import RunResult, TrainConfig, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import MLTData, make_data
+from memcap.training.config import RunResult, TrainConfig
+from memcap.training.loop import train
 
 
 @dataclass(frozen=True, order=True)
@@ -60,15 +61,15 @@ def nested_data(probes: list[Probe], p: dict) -> MLTData:
 
 def model_of(probes: list[Probe], p: dict) -> MLTAttention:
     models = [MLTAttention([pr.seed], input_dim=p["input_dim"], heads=pr.heads, context_size=p["context_size"],
-                           head_dim=pr.head_dim, out_dim=p["num_classes"]) for pr in probes]
+                           head_dim=pr.head_dim, out_dim=p["num_classes"], value_dim=p.get("value_dim", 1))
+              for pr in probes]
     return models[0] if len(models) == 1 else MLTAttention.stack(models)
 
 
 def config(p: dict, budget: int, checkpoint_every_s: float) -> TrainConfig:
     t = p["training"]
-    return TrainConfig(lr=t["lr"], batch_size=t["batch_size"], epochs=budget * t["epochs"],
-                       min_steps=budget * t["min_steps"], eval_every=t["eval_every"], early_stop=t["early_stop"],
-                       checkpoint_every_s=checkpoint_every_s)
+    return TrainConfig.of(t, epochs=budget * t["epochs"], min_steps=budget * t["min_steps"],
+                          checkpoint_every_s=checkpoint_every_s)
 
 
 def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: Callable[[Probe, dict], None],

@@ -4,7 +4,8 @@ next probe(s) (memcap.capacity.search), as one pack per budget (memcap.capacity.
 A job of one architecture (a CPU) trains one probe a seed a round: plain bisection, the fewest steps.
 A job of many architectures (a GPU preset) trains k probes a seed a round, every open architecture in
 one pack. Once every seed of an architecture has ended, its first failing T is trained again at
-budget_factor times the steps (the budget check). Each probe's file is written as soon as it is done;
+budget_factor times the steps (the budget check); a preset with `budgets` then searches each seed at
+each larger budget (its budget curve), each round one pack per budget. Each probe's file is written as soon as it is done;
 the round's plan is written before it trains, so a killed search resumes that round from its
 checkpoint (the probes it finished are skipped), then plans the next from the probes on disk.
 """
@@ -26,12 +27,15 @@ from memcap.capacity.store import ProbeStore
 log = logging.getLogger(__name__)
 
 
-def plan(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, k: int = 1) -> list[Probe]:
+def plan(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, k: int = 1,
+         preset: str | None = None) -> list[Probe]:
     """The next round's probes (memcap.capacity.search.next_round) from the probes on disk."""
-    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh) for H, dh in archs}
-    todo = next_round({arch: store.outcomes(p["seeds"]) for arch, store in stores.items()},
+    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
+    every = sorted({1, p["budget_factor"], *grid.budgets(p)})
+    todo = next_round({arch: {b: store.outcomes(p["seeds"], b) for b in every} for arch, store in stores.items()},
                       lambda arch, seed, T: stores[arch].has(seed, T, p["budget_factor"]), p,
-                      {(H, dh): grid.start_size(p, H, dh) for H, dh in archs}, k)
+                      {(H, dh): grid.start_size(p, H, dh) for H, dh in archs}, k,
+                      lambda arch: grid.curve_budgets(p, *arch))
     return [Probe(*fields) for fields in todo]
 
 
@@ -59,13 +63,13 @@ def _saved_plan(path: Path, archs, p) -> list[Probe] | None:
 
 
 def run(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, device, checkpoint: str | Path,
-        k: int = 1, checkpoint_every_s: float = 300.0, progress: bool = True) -> int:
+        k: int = 1, checkpoint_every_s: float = 300.0, progress: bool = True, preset: str | None = None) -> int:
     """Rounds until every architecture's search has ended; returns how many rounds trained here."""
     plan_path = Path(f"{checkpoint}.plan.json")
-    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh) for H, dh in archs}
+    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
     rounds = 0
     while True:
-        todo = _saved_plan(plan_path, archs, p) or plan(archs, p, runs_dir, k)
+        todo = _saved_plan(plan_path, archs, p) or plan(archs, p, runs_dir, k, preset)
         if not todo:
             break
         results.write_text(json.dumps({"folders": _folders(archs, p), "probes": [_fields(pr) for pr in todo]}),

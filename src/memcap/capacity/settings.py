@@ -27,16 +27,28 @@ def label(p: dict) -> str:
     """The setting's name as every row, legend and scorecard detail shows it."""
     if family(p) == DPC:
         return f"dpc/associations N={p['vocab']}"
-    return "mlt/scalar" if p["num_classes"] == 2 else f"mlt/classification C={p['num_classes']}"
+    dv = f" d_v={p['value_dim']}" if p.get("value_dim", 1) != 1 else ""   # values a head, where not the paper's 1
+    variant = f" [{p['variant']}]" if p.get("variant") else ""            # e.g. an lr check
+    return ("mlt/scalar" if p["num_classes"] == 2 else f"mlt/classification C={p['num_classes']}") + dv + variant
+
+
+def base(setting: str) -> str:
+    """A setting's label without its d_v and variant: the setting proper."""
+    return setting.split(" [")[0].split(" d_v=")[0]
+
+
+def variant(setting: str) -> str | None:
+    """The variant a label carries (label's [..]), or None."""
+    return setting.split(" [", 1)[1].rstrip("]") if " [" in setting else None
 
 
 def applies(setting: str) -> str:
     """Which bound speaks for a setting's rows (by its label)."""
     if setting.startswith(DPC + "/"):
         return "DPC Corollary 1 (H·d_h + d)"
-    if setting == "mlt/scalar":
+    if base(setting) == "mlt/scalar":
         return "MLT Theorem 1 (H(min(n, d_h) − 1) + 1; one logit, d_out = 1 <= d_v)"
-    return "neither bound (d_out > d_v = 1 is outside MLT Theorem 1; MLT's layer is not DPC's transformer)"
+    return "neither bound (d_out = C > d_v is outside MLT Theorem 1; MLT's layer is not DPC's transformer)"
 
 
 def is_composite(p: dict) -> bool:

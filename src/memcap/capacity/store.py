@@ -2,6 +2,9 @@
 
 runs/probes/H<H>_dh<d_h>-<probe key>/seed<s>_T<T>_x<budget>.parquet (memcap.capacity.grid). A probe
 that exists is never trained again, so a killed search loses at most the probes in training.
+A preset of your own (memcap.scales.shipped_scale) writes its probes below runs/<preset>/probes/ instead (beside its rows, which DVC
+does not see: .dvcignore), and reads the shipped presets' probes too, so it trains only what they lack
+and never adds a file to the published folder.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import pandas as pd
 
 from memcap import results
 from memcap.capacity import grid
+from memcap.scales import shipped_scale
 
-# A probe's row: what it is, then what the MLT trainer reports (memcap.mlt_synthetic.train.RunResult);
+# A probe's row: what it is, then what the MLT trainer reports (memcap.training.config.RunResult);
 # pack names the probes trained together (wall_time_s is the pack's seconds until this probe was done).
 COLUMNS = ["heads", "head_dim", "seed", "dataset_size", "budget", "mem_acc", "mem_loss", "memorized_bits",
            "best_step", "steps_run", "steps_planned", "early_stopped", "wall_time_s", "segments",
@@ -21,18 +25,25 @@ COLUMNS = ["heads", "head_dim", "seed", "dataset_size", "budget", "mem_acc", "me
 
 
 class ProbeStore:
-    def __init__(self, runs_dir: str | Path, p: dict, heads: int, head_dim: int):
+    def __init__(self, runs_dir: str | Path, p: dict, heads: int, head_dim: int, preset: str | None = None):
+        """runs_dir: the family's runs/ folder; preset: the rows' preset (None or shipped: the shared folder)."""
         self.p, self.heads, self.head_dim = p, heads, head_dim
-        self.folder = Path(runs_dir) / grid.probe_folder(p, heads, head_dim)
+        shared = Path(runs_dir) / grid.probe_folder(p, heads, head_dim)
+        own = preset is not None and shipped_scale(preset) is None
+        self.folder = Path(runs_dir) / preset / grid.probe_folder(p, heads, head_dim) if own else shared
+        self.folders = [self.folder, shared] if own else [shared]     # where probes are read, own first
 
     def path(self, seed: int, T: int, budget: int) -> Path:
         return self.folder / grid.probe_file(seed, T, budget)
 
     def has(self, seed: int, T: int, budget: int) -> bool:
-        return self.path(seed, T, budget).exists()
+        return any((f / grid.probe_file(seed, T, budget)).exists() for f in self.folders)
 
     def table(self) -> pd.DataFrame:
-        files = sorted(self.folder.glob("seed*_T*_x*.parquet"))
+        found: dict[str, Path] = {}
+        for folder in reversed(self.folders):                    # one file a probe; the own folder's wins
+            found.update({f.name: f for f in folder.glob("seed*_T*_x*.parquet")})
+        files = [found[name] for name in sorted(found)]
         if not files:
             return pd.DataFrame(columns=COLUMNS)
         return results.read_runs(files).reindex(columns=[*COLUMNS, "git_commit"])

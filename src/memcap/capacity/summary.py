@@ -1,5 +1,6 @@
 """One architecture's row from its probes (torch-free): each seed's bracket and capacity, T* with its
-t interval over seeds, T*_min (every seed passes), and the budget check."""
+t interval over seeds, T*_min (every seed passes), the budget check, and the budget curve (T* at each
+budget, converged or still rising, passes per example at T*, T∞: memcap.capacity.curve)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from memcap.capacity import grid, settings
-from memcap.capacity.search import CLOSED, bracket, budget_probe, status
+from memcap.capacity import curve, grid, settings
+from memcap.capacity.search import CLOSED, bracket, bracket_at, budget_probe, status
 
 
 def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -64,4 +65,38 @@ def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, pr
         "param_count": grid.params_of(p, heads, head_dim),
         "train_seconds": pack_seconds(probes),
         "device": ", ".join(sorted(set(probes.device.astype(str)))) if len(probes) else "",
+        "value_dim": grid.value_dim(p),
+        **budget_curve(p, heads, head_dim, probes),
     }
+
+
+NO_CURVE = curve.NO_CURVE
+
+
+def budget_curve(p: dict, heads: int, head_dim: int, probes: pd.DataFrame) -> dict:
+    """T* at each budget of the architecture's curve (each seed's bracket at that budget, its passes at
+    smaller ones counted: memcap.capacity.search.bracket_at), its verdict, the exposures at each T* and
+    T∞. A preset without a curve, or an architecture it leaves to another machine, says why not."""
+    seeds = [int(s) for s in p["seeds"]]
+    budgets = grid.curve_budgets(p, heads, head_dim)
+    curves = {s: {int(b): {int(r.dataset_size): bool(r.mem_acc >= p["threshold"]) for r in g.itertuples()}
+                  for b, g in probes[probes.seed == s].groupby("budget")} for s in seeds}
+    means, lows, highs, seed_caps = [], [], [], []
+    for b in budgets:
+        brackets = {s: bracket_at(curves[s], b) for s in seeds}
+        closed = all(status(br, p) == CLOSED for br in brackets.values())
+        caps = [br.middle() if status(br, p) == CLOSED else math.nan for br in brackets.values()]
+        mean, low, high = t_interval(caps) if closed else (math.nan, math.nan, math.nan)
+        means.append(mean), lows.append(low), highs.append(high), seed_caps.append([round(c, 1) for c in caps])
+    reason = grid.not_run(p, heads, head_dim)
+    if len(grid.budgets(p)) == 1:
+        verdict = NO_CURVE
+    elif reason:
+        verdict = f"not run ({reason})"
+    else:
+        verdict = curve.verdict((means[-2], lows[-2], highs[-2]), (means[-1], lows[-1], highs[-1]))
+    fit = curve.limit([b for b, caps in zip(budgets, seed_caps) for _ in caps], [c for caps in seed_caps for c in caps])
+    return {"budgets": budgets, "capacity_budget": means, "capacity_budget_low": lows, "capacity_budget_high": highs,
+            "seed_capacity_budget": seed_caps, "budget_curve": verdict,
+            "exposures": [grid.exposures(p, m, b) if not math.isnan(m) else math.nan for m, b in zip(means, budgets)],
+            **fit}

@@ -28,6 +28,8 @@ def register(sub) -> None:
     p.add_argument("--probes", required=True, help="every probe of these rows (tables/probes.parquet)")
     p.add_argument("--figures", nargs="+", required=True, help="figure paths (capacity.png, capacity.pdf)")
     p.add_argument("--runs", nargs="+", required=True, help="per-architecture rows")
+    p.add_argument("--mlt-runs", help="the MLT family's runs table (its runs of a row's shape join the row's "
+                                      "curve of memorized bits against T)")
     p.set_defaults(func=_aggregate)
 
 
@@ -56,10 +58,10 @@ def _search(args) -> None:
     checkpoint = args.checkpoint or f"checkpoints/{grid.FAMILY}/{Path(args.runs[0]).parent.name}/{Path(args.runs[0]).stem}"
     device = runtime.pick_device(params["device"])
     trained = rounds.run(archs, p, runs_dir, device, checkpoint, k=args.probes_per_round,
-                         checkpoint_every_s=p.get("checkpoint_every_s", 300.0))
+                         checkpoint_every_s=p.get("checkpoint_every_s", 300.0), preset=scale)
     print(f"{trained} rounds trained here")
     for run, (H, dh) in zip(args.runs, archs):
-        row = summary.row(p, H, dh, ProbeStore(runs_dir, p, H, dh).table(), scale, args.probes_per_round)
+        row = summary.row(p, H, dh, ProbeStore(runs_dir, p, H, dh, scale).table(), scale, args.probes_per_round)
         results.write_parquet(pd.DataFrame([row]), run, results.provenance(p, scale=scale, heads=H, head_dim=dh))
         print({k: row[k] for k in ("heads", "head_dim", "status", "capacity", "capacity_min", "budget_limited")})
 
@@ -76,11 +78,12 @@ def _aggregate(args) -> None:
     probes = aggregate.probes(args.runs, section)
     rows = results.read_parquet(args.runs)
     rows["scale"] = [aggregate.preset_of(r) for r in args.runs]   # one row a file, in order
-    cap = aggregate.table(rows, probes)
+    mlt_runs = results.read_parquet([args.mlt_runs]) if args.mlt_runs else None
+    cap = aggregate.table(rows, probes, section, mlt_runs)
     laws = aggregate.laws(cap, section)
     meta = results.provenance(p, scale=scale, inputs=args.runs)
     results.write_parquet(cap, args.out, meta)
     results.write_parquet(laws, args.laws, meta)
     results.write_parquet(probes, args.probes, meta)
     results.write_text(aggregate.markdown(cap, laws, scale), args.markdown)
-    figures.draw(cap, laws, section, args.figures)
+    figures.draw(cap, laws, section, args.figures, probes, mlt_runs)

@@ -121,6 +121,7 @@ def _fidelity(args) -> None:
     from pathlib import Path
 
     from memcap.dpc import fidelity, figures, published
+    from memcap.scales import scale_tag
 
     params = load_params(args)
     scale = memcap_params.scale_of(params, "dpc")
@@ -132,5 +133,5 @@ def _fidelity(args) -> None:
     results.write_parquet(t, args.out, results.provenance(
         {"floor": fidelity.FLOOR, "level": fidelity.LEVEL}, scale=scale, inputs=[args.summary],
         reference=sorted(f.name for f in files)))
-    results.write_text(fidelity.markdown(t, memcap_params.scale_tag(scale)), args.md)
+    results.write_text(fidelity.markdown(t, scale_tag(scale)), args.md)
     figures.fidelity_figure(t, scale, args.figures)

@@ -54,8 +54,8 @@ def register(sub) -> None:
 def _train(args) -> None:
     from memcap import checkpoint, results, runtime
     from memcap.mlt_synthetic import grid
-    from memcap.mlt_synthetic.pack import Job, attention_maxima
-    from memcap.mlt_synthetic.train import train_point
+    from memcap.mlt_synthetic.train import attention_maxima, train_point
+    from memcap.training.pack import Job
 
     params = load_params(args)
     runtime.prepare(args.threads)
@@ -87,8 +87,8 @@ def _train_pack(args) -> None:
     from memcap import checkpoint, results, runtime
     from memcap.errors import ParamsError
     from memcap.mlt_synthetic import grid, packing
-    from memcap.mlt_synthetic.pack import Job, attention_maxima
-    from memcap.mlt_synthetic.train import train_jobs
+    from memcap.mlt_synthetic.train import attention_maxima, train_jobs
+    from memcap.training.pack import Job
 
     params = load_params(args)
     runtime.prepare(args.threads)
@@ -157,11 +157,12 @@ def _aggregate(args) -> None:
 
 def _figures(args) -> None:
     from memcap import results
-    from memcap.mlt_synthetic import figures, grid
+    from memcap.bounds import SATURATION_ACC
+    from memcap.mlt_synthetic import figures
 
     load_params(args)
     runs = results.read_parquet(args.runs)
     fits = figures.fig2a_fits(runs)
     figures.draw(runs, fits, args.figures)
-    results.write_parquet(fits, args.fits, results.provenance({"saturation_acc": grid.SATURATION_ACC}))
+    results.write_parquet(fits, args.fits, results.provenance({"saturation_acc": SATURATION_ACC}))
     results.write_text(figures.summary_markdown(runs, fits), args.summary)

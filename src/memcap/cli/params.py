@@ -18,6 +18,9 @@ def register(sub) -> None:
 
 def _check(args) -> None:
     params = load_params(args)
+    problem = None if args.scale else memcap_params.dvc_scale_problem(params["scale"])
+    if problem:
+        raise memcap_params.ParamsError(f"invalid params:\n  {problem}")
     if args.stamp:
         from memcap.results import write_text
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memcap.params import scale_note
+from memcap.scales import scale_note
 from memcap import bounds
 from memcap.dpc import fits
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from memcap.plotting import plt, sns
-from memcap.params import scale_tag
+from memcap.scales import scale_tag
 from memcap import bounds
 from memcap.dpc import fits as fit_lib
 from memcap.results import by_stem, save_figure

@@ -14,7 +14,7 @@ import pandas as pd
 
 from memcap.plotting import plt, sns
 from memcap import results
-from memcap.mlt_synthetic.grid import SATURATION_ACC
+from memcap.bounds import SATURATION_ACC
 from memcap.stats import before_saturation, linear_fit
 
 # Which sweep feeds which figure, and its title (MLT §5.2, App. H and I). The keys are the figure names:

@@ -13,18 +13,10 @@ import re
 from memcap import keys
 from memcap.errors import ParamsError
 from memcap.keys import settings_key
-from memcap.params import scale_note
+from memcap.scales import scale_note
+from memcap.training.sizes import pack_data_bytes
 
 FAMILY = "mlt_synthetic"
-VARIED = ("heads", "context_size", "head_dim")
-# Fig 2a: points at or above this mean accuracy count as saturated and are left out of the linear fit
-# (the paper does not state its cut; MLT §5.2). Torch- and plot-free here, so the
-# scorecard reads the same cut without importing the figure code.
-SATURATION_ACC = 0.99
-# Rows of a dataset drawn at a time (memcap.tasks.mlt_data): the only scratch memory beside the data.
-CHUNK_ROWS = 4096
-EVAL_BATCH = 8192   # examples per evaluation forward pass (memcap.mlt_synthetic.train.TrainConfig)
-EVAL_BYTES = 2 << 30   # device memory an evaluation chunk may take: a large pack evaluates in slices
 
 
 # Keys of a resolved sweep that say where its settings come from or how its jobs are cut, not what a
@@ -139,28 +131,6 @@ def data_bytes(settings: dict, value: int, T: int) -> int:
     return pack_data_bytes(settings, [(value, T, seed) for seed in seed_groups(settings)[0]], value)
 
 
-def pack_data_bytes(settings: dict, models: list[tuple[int, int, int]], top: int) -> int:
-    """Host memory of the data of these models ((value, T, seed) each) with contexts padded to the shape
-    of value `top` (a pack's largest), as data_bytes; a seed's random contexts of one n are stored
-    once, at its largest T (memcap.tasks.mlt_data.make_pack_data), and an evaluation gathers at most
-    EVAL_BYTES of contexts at a time (a large pack evaluates its models in slices)."""
-    d, n = settings["input_dim"], shape(settings, top)["context_size"]
-    label = 8 if settings["task"] == "classification" else 4
-    data = sum(4 * T * d + label * T for _, T, _ in models)
-    if settings["context"] == "shared":
-        data += 4 * len(models) * n * d
-    else:
-        largest = {}
-        for value, T, seed in models:
-            own = (seed, shape(settings, value)["context_size"])
-            largest[own] = max(T, largest.get(own, 0))
-        data += 4 * n * d * sum(largest.values())
-    scratch = 8 * CHUNK_ROWS * max(n * d, settings["num_classes"])
-    one = 3 * 4 * min(EVAL_BATCH, max(T for _, T, _ in models)) * n * d   # a model's gathered contexts
-    gathered = 0 if settings["context"] == "shared" else min(len(models) * one, max(EVAL_BYTES, one))
-    return data + scratch + gathered
-
-
 def job_mem_mb(settings: dict, value: int, T: int, class_mem_mb: int) -> int:
     """A training job's memory request: its class's (params.yaml resources), or its data with half
     again for torch's buffers and 1 GB for the interpreter, torch and the model, when that is more."""
@@ -180,15 +150,3 @@ def jobs(sweeps: dict[str, dict]) -> list[tuple[str, int, int, tuple[int, ...]]]
 def analysis_sweeps(sweeps: dict[str, dict]) -> list[str]:
     """The saturation sweeps (Fig 3): their jobs also write the max attention weights."""
     return [name for name, s in sweeps.items() if s["analysis"]]
-
-
-def mlt_num_steps(dataset_size: int, min_steps: int, epochs: int = 500, batch_size: int = 256) -> int:
-    """S = max(floor(500·T/256), min_steps): 'at least 500 epochs and at least min_steps steps'."""
-    return max(epochs * dataset_size // batch_size, min_steps)
-
-
-def shape(settings: dict, value: int) -> dict:
-    """Heads, context size and head size of one grid point: the sweep's value replaces the varied one."""
-    out = {k: settings[k] for k in VARIED}
-    out[settings["vary"]] = value
-    return out

@@ -1,12 +1,12 @@
 """Which training jobs of an MLT sweep train together as one pack (torch-free: Snakemake plans with it).
 
-A pack is one process and one Snakemake job (memcap.mlt_synthetic.pack trains it); its outputs are its
-jobs' run files under their usual names, so a run is the same file whether it trained alone or in a
+A pack is one process and one Snakemake job (train.py trains it, memcap.training.pack stacks it); its
+outputs are its jobs' run files under their usual names, so a run is the same file whether it trained alone or in a
 pack. Packs are planned from the jobs whose run file is missing when the run starts: a run that exists
 is never in a pack, so no pack retrains it or, as Snakemake removes a job's outputs before running it,
 deletes it. `resources.<scale>.train.pack_models` (models per pack; 0 or 1: one job a grid point, as the
 CPU presets) and `pack_mem_mb` (the data of a pack, which a GPU holds whole; a seed's random contexts are stored
-once for all its T: grid.pack_data_bytes) size the packs.
+once for all its T: memcap.training.sizes.pack_data_bytes) size the packs.
 
 Within a sweep, jobs are taken in order of the varied value (the shape) then T, and a pack closes when it would
 exceed either size, or when padding every model to the pack's largest shape would cost more than
@@ -24,6 +24,8 @@ from pathlib import Path
 
 from memcap.mlt_synthetic import grid
 from memcap.models import mlt_work
+from memcap.training.schedule import mlt_num_steps
+from memcap.training.sizes import pack_data_bytes, shape
 
 PADDING_SLACK = 1.5   # a pack may do at most 1.5 times its models' own multiply-adds: larger packs run
                       # more model-steps/s, padded ones more work a model (docs/speed.md: 1.4-2 estimated
@@ -69,7 +71,7 @@ def attention_arg(wildcards, output) -> str:
 def step_work(settings: dict, value: int) -> float:
     """Multiply-adds of one example's forward pass at a grid point's shape, in the products the model
     takes for it (memcap.models.mlt_work): the padding cost model."""
-    shp, d = grid.shape(settings, value), settings["input_dim"]
+    shp, d = shape(settings, value), settings["input_dim"]
     out = settings["num_classes"] if settings["task"] == "classification" else 1
     return mlt_work.example_work(d, shp["heads"], shp["context_size"], shp["head_dim"] or d, out,
                                  settings["context"] == "random", settings["batch_size"])
@@ -96,7 +98,7 @@ def plan(sweeps: dict[str, dict], missing: set[str], pack_models: int, pack_mem_
             trial = current + [job]
             models = sum(len(j[3]) for j in trial)
             top = max(j[1] for j in trial)   # the sweep varies one quantity: pad to its largest
-            steps = [grid.mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"]) * len(j[3]) for j in trial]
+            steps = [mlt_num_steps(j[2], s["min_steps"], s["epochs"], s["batch_size"]) * len(j[3]) for j in trial]
             own = sum(st * step_work(s, j[1]) for st, j in zip(steps, trial))
             padded = sum(st * step_work(s, top) for st in steps)
             mem = _data_mb(s, trial, top)
@@ -135,7 +137,7 @@ def pack_mem_mb(settings: dict, pack: PlannedPack, class_mem_mb: int) -> int:
 
 def _data_mb(settings: dict, jobs, top: int) -> float:
     """MB of these jobs' data with every model at the pack's largest shape (`top`: the varied value)."""
-    return grid.pack_data_bytes(settings, [(j[1], j[2], seed) for j in jobs for seed in j[3]], top) / 2 ** 20
+    return pack_data_bytes(settings, [(j[1], j[2], seed) for j in jobs for seed in j[3]], top) / 2 ** 20
 
 
 PLAN_VARIABLE = "MEMCAP_PACK_PLAN"

@@ -5,4 +5,5 @@ mlt_reference.py    the original's full (n+1)x(n+1) masked attention, one model:
 mlt_shared_grad.py  the shared-context training gradient of MLTAttention, written out by hand
 mlt_work.py         parameter and multiply-add counts of MLT attention (torch-free)
 aot.py              DPC's attention-only transformer (+ MLP), M models batched
+aot_count.py        parameters of DPC's transformer (torch-free)
 """

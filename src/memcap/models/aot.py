@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from memcap.models.aot_count import param_count   # noqa: F401  (the model's count, beside the model)
+
 
 def _uniform(shape, bound: float, gen: torch.Generator) -> torch.Tensor:
     return (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1).mul_(bound).float()
@@ -37,17 +39,6 @@ def _uniform(shape, bound: float, gen: torch.Generator) -> torch.Tensor:
 def causal_mask(length: int, device=None) -> torch.Tensor:
     """True where attention is forbidden: the original's tril(ones(S, S)) == 0 (S x S)."""
     return torch.ones(length, length, device=device).tril() == 0
-
-
-def param_count(vocab: int, dim: int, head_dim: int, heads: int, width: int = 0, layers: int = 1,
-                per_head_proj: bool = False) -> int:
-    """Parameters the original `models.py` allocates: N·d + 3·d_h + L·H·4·d_h² + 2·d·d_h + L(2dW+W) + N·d.
-
-    C and D (2·d·d_h) are allocated even when d = d_h, where they are unused; P has 3 rows, 2 used.
-    """
-    proj = 2 * dim * head_dim * (heads if per_head_proj else 1)
-    return 2 * vocab * dim + 3 * head_dim + layers * heads * 4 * head_dim ** 2 + proj \
-        + layers * (2 * dim * width + width)
 
 
 class AoT(nn.Module):

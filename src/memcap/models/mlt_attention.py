@@ -5,8 +5,12 @@ docs/method.md, "MLT: Model"):
     x_0 = e (query), x_1..x_n = E (context), all raw rows of width d
     emb_i = W_emb x_i + b_emb + pe[i]             sinusoidal PE, query at position 0
     s_h   = emb_{1..n} W_K^h (W_Q^h)^T emb_0 / sqrt(d)   the query attends only to the n context rows
-    α_h   = softmax(s_h);   p_h = α_h^T (emb_{1..n} W_V^h)   d_v = 1 per head
+    α_h   = softmax(s_h);   p_h = α_h^T (emb_{1..n} W_V^h)   d_v values per head (the paper's: 1)
     ŷ     = W_D^T (W_O^T [p_1..p_H]) + b_D        readout from the query row, no skip/LN/FFN
+
+With d_v values a head, W_V^h is d x d_v and the readout sees H·d_v numbers (its rank up to H·d_v, not
+H). They are stored as H·d_v rows of width d, head h's the rows h·d_v .. h·d_v + d_v − 1, so w_v and
+w_o are (M, H·d_v, d): at d_v = 1 exactly the paper's (M, H, d), drawn in the same order.
 
 Only the query row is ever read, so this module computes attention for that row alone, and orders
 the products by cost: with a shared context, K_h = E·W_K^h·(W_Q^h)^T (n x d) is formed once per step and
@@ -61,10 +65,10 @@ class MLTAttention(nn.Module):
     """M independent MLT attention models in one module; parameters are (M, ...)."""
 
     def __init__(self, seeds: list[int], input_dim: int = 64, heads: int = 20, context_size: int = 32,
-                 head_dim: int | None = None, out_dim: int = 100):
+                 head_dim: int | None = None, out_dim: int = 100, value_dim: int = 1):
         super().__init__()
-        d, dh, H, M = input_dim, head_dim or input_dim, heads, len(seeds)
-        self.input_dim, self.head_dim, self.heads, self.out_dim = d, dh, H, out_dim
+        d, dh, H, M, dv = input_dim, head_dim or input_dim, heads, len(seeds), value_dim
+        self.input_dim, self.head_dim, self.heads, self.out_dim, self.value_dim = d, dh, H, out_dim, dv
         self.context_size, self.num_models = context_size, M
         self.register_buffer("pe", sinusoidal_pe(context_size + 1, d))  # (n+1, d)
 
@@ -78,13 +82,14 @@ class MLTAttention(nn.Module):
             tensors["emb_b"].append(_uniform((d,), lin, g))
             tensors["w_q"].append(_uniform((H, d, dh), _xavier_bound(dh, d), g))  # Wq[h]: d x dh
             tensors["w_k"].append(_uniform((H, d, dh), _xavier_bound(dh, d), g))
-            tensors["w_v"].append(_uniform((H, d), _xavier_bound(1, d), g))       # Wv[h]: d x 1
-            tensors["w_o"].append(_uniform((H, d), _xavier_bound(d, H), g))       # Wo: H x d
+            tensors["w_v"].append(_uniform((H * dv, d), _xavier_bound(dv, d), g))       # Wv[h]: d x d_v
+            tensors["w_o"].append(_uniform((H * dv, d), _xavier_bound(d, H * dv), g))   # Wo: H·d_v x d
             tensors["dec_w"].append(_uniform((d, out_dim), lin, g))
             tensors["dec_b"].append(_uniform((out_dim,), lin, g))
         for name, parts in tensors.items():
             setattr(self, name, nn.Parameter(torch.stack(parts)))
-        self.shapes = [(H, dh, context_size)] * M        # each model's own (heads, head_dim, n)
+        # each model's own (heads, head_dim, n), and d_v when it is not 1 (a d_v = 1 model's shape as ever)
+        self.shapes = [(H, dh, context_size, *([dv] if dv != 1 else []))] * M
         self.register_buffer("context_mask", None, persistent=False)   # (M, n): 0, or -inf: a padded token
 
     @classmethod
@@ -97,9 +102,11 @@ class MLTAttention(nn.Module):
         H = max(m.heads for m in models)
         dh = max(m.head_dim for m in models)
         n = max(m.context_size for m in models)
+        dv = max(m.value_dim for m in models)
         out = cls.__new__(cls)
         nn.Module.__init__(out)
         out.input_dim, out.head_dim, out.heads, out.out_dim = first.input_dim, dh, H, first.out_dim
+        out.value_dim = dv
         out.context_size, out.num_models = n, sum(m.num_models for m in models)
         out.register_buffer("pe", sinusoidal_pe(n + 1, first.input_dim))   # row p depends on p alone
         for name, _ in first.named_parameters():
@@ -107,14 +114,16 @@ class MLTAttention(nn.Module):
             for m in models:
                 t = getattr(m, name).detach()
                 pad = {"w_q": (0, dh - m.head_dim, 0, 0, 0, H - m.heads),
-                       "w_k": (0, dh - m.head_dim, 0, 0, 0, H - m.heads),
-                       "w_v": (0, 0, 0, H - m.heads), "w_o": (0, 0, 0, H - m.heads)}.get(name)
+                       "w_k": (0, dh - m.head_dim, 0, 0, 0, H - m.heads)}.get(name)
+                if name in ("w_v", "w_o"):   # a head's d_v rows padded to dv, then the heads to H
+                    rows = t.view(t.shape[0], m.heads, m.value_dim, -1)
+                    t = nn.functional.pad(rows, (0, 0, 0, dv - m.value_dim, 0, H - m.heads)).flatten(1, 2)
                 parts.append(nn.functional.pad(t, pad) if pad else t)
             setattr(out, name, nn.Parameter(torch.cat(parts)))
         out.shapes = [shape for m in models for shape in m.shapes]
         mask = torch.zeros(out.num_models, n)
-        for i, (_, _, own) in enumerate(out.shapes):
-            mask[i, own:] = float("-inf")
+        for i, shape in enumerate(out.shapes):
+            mask[i, shape[2]:] = float("-inf")
         out.register_buffer("context_mask", mask if bool(mask.isinf().any()) else None, persistent=False)
         return out
 
@@ -149,8 +158,8 @@ class MLTAttention(nn.Module):
 
     def param_count(self, m: int = 0) -> int:
         """Parameters of model m as it stands alone (the paper's P)."""
-        H, dh, _ = self.shapes[m]
-        return param_count(self.input_dim, H, dh, self.out_dim)
+        H, dh, _, *dv = self.shapes[m]
+        return param_count(self.input_dim, H, dh, self.out_dim, *dv)
 
     @property
     def shared_params(self) -> int:
@@ -178,13 +187,17 @@ class MLTAttention(nn.Module):
         return self._attend(q, contexts)[0]
 
     def _attend(self, q: torch.Tensor, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(α (M, B, H, n), values (M, n, H) shared | (M, B, n, H)) of the embedded queries q (M, B, d)
-        over the raw context rows."""
+        """(α (M, B, H, n), values (M, n, H·d_v) shared | (M, B, n, H·d_v)) of the embedded queries q
+        (M, B, d) over the raw context rows."""
         if contexts.dim() == 4 and self._folds_embedding(contexts.shape[1]):
             return self._attend_raw_rows(q, contexts)
         ctx = self.embed(contexts, slice(1, self.context_size + 1))           # (M, n, d) | (M, B, n, d)
         eq = "mnd,mhd->mnh" if ctx.dim() == 3 else "mbnd,mhd->mbnh"
         return self._softmax_logits(q, ctx), torch.einsum(eq, ctx, self.w_v)
+
+    def per_value(self, alpha: torch.Tensor) -> torch.Tensor:
+        """α (..., H, n) as each of a head's d_v values reads it: (..., H·d_v, n) (itself at d_v = 1)."""
+        return alpha if self.value_dim == 1 else alpha.repeat_interleave(self.value_dim, dim=-2)
 
     def _uses_a(self, batch: int) -> bool:
         """A context per example: form A_h = W_K^h (W_Q^h)^T (d_h near d), else go through (W_Q^h)^T e."""
@@ -240,10 +253,11 @@ class MLTAttention(nn.Module):
         """queries (M, B, d); contexts (M, n, d) shared or (M, B, n, d) -> outputs (M, B, out_dim)."""
         q = self.embed(queries[:, :, None, :], slice(0, 1))[:, :, 0]          # (M, B, d)
         alpha, values = self._attend(q, contexts)                              # (M, B, H, n), values
+        weights = self.per_value(alpha)                                        # (M, B, H·d_v, n)
         if values.dim() == 3:                                                  # shared: values once
-            heads = torch.einsum("mbhn,mnh->mbh", alpha, values)
+            heads = torch.einsum("mbhn,mnh->mbh", weights, values)
         else:   # a dot product per example and head: elementwise, not B·H matmuls of 1 x n (~12% of a CPU step)
-            heads = (alpha * values.transpose(-1, -2)).sum(-1)
+            heads = (weights * values.transpose(-1, -2)).sum(-1)
         o = torch.einsum("mbh,mhd->mbd", heads, self.w_o)                      # (M, B, d)
         out = torch.baddbmm(self.dec_b[:, None, :], o, self.dec_w)             # (M, B, out_dim)
         return (out, alpha) if return_attention else out

@@ -20,7 +20,7 @@ class ReferenceMLTAttention(nn.Module):
 
     def __init__(self, fast: MLTAttention, index: int = 0):
         super().__init__()
-        self.d = fast.input_dim
+        self.d, self.value_dim = fast.input_dim, fast.value_dim
         for name, p in fast.named_parameters():
             setattr(self, name, nn.Parameter(p.detach()[index].clone()))
         self.register_buffer("pe", fast.pe.clone())
@@ -39,7 +39,10 @@ class ReferenceMLTAttention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, n+1, d) with the raw query in row 0 -> (B, out_dim)."""
         alpha, emb = self.attention(x)
-        v = torch.einsum("bld,hd->bhl", emb, self.w_v)                         # d_v = 1
-        heads = alpha @ v[..., None]                                           # (B, H, L, 1)
-        out = torch.einsum("bhl,hd->bld", heads[..., 0], self.w_o)             # (B, L, d)
+        B, H, L, _ = alpha.shape
+        w_v = self.w_v.view(H, self.value_dim, self.d)                          # head h: d x d_v
+        v = torch.einsum("bld,hkd->bhlk", emb, w_v)                            # (B, H, L, d_v)
+        heads = alpha @ v                                                      # (B, H, L, d_v)
+        concat = heads.transpose(1, 2).reshape(B, L, H * self.value_dim)       # [p_1..p_H] per row
+        out = concat @ self.w_o                                                # (B, L, d)
         return out[:, 0] @ self.dec_w + self.dec_b                             # row 0 only

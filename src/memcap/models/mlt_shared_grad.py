@@ -44,9 +44,10 @@ def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: to
         q = torch.baddbmm(q0, queries, m.emb_w)                                  # (M, B, d)
         logits = torch.bmm(q, keys.transpose(1, 2))
     alpha = m.masked(logits.mul_(scale).view(M, B, H, n)).softmax(-1)
-    values = torch.bmm(m.w_v, e.transpose(1, 2))                                 # (M, H, n): v per head
-    heads = (alpha * values[:, None]).sum(-1)                                    # (M, B, H)
-    # W_O then W_D is one H x C map: formed once a step, it spares the (B x d)(d x C) product per
+    weights = m.per_value(alpha)                                                 # (M, B, H·d_v, n)
+    values = torch.bmm(m.w_v, e.transpose(1, 2))                                 # (M, H·d_v, n): a head's d_v values
+    heads = (weights * values[:, None]).sum(-1)                                  # (M, B, H·d_v)
+    # W_O then W_D is one H·d_v x C map: formed once a step, it spares the (B x d)(d x C) product per
     # example whenever H < d (every paper sweep)
     readout = torch.bmm(m.w_o, m.dec_w)                                          # (M, H, C)
     out = torch.baddbmm(m.dec_b[:, None, :], heads, readout)                     # (M, B, C)
@@ -66,12 +67,14 @@ def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: to
     g_readout = torch.bmm(heads.transpose(1, 2), g_out)                          # (M, H, C)
     m.dec_w.grad = torch.bmm(m.w_o.transpose(1, 2), g_readout)
     m.w_o.grad = torch.bmm(g_readout, m.dec_w.transpose(1, 2))
-    g_heads = torch.bmm(g_out, readout.transpose(1, 2))                          # (M, B, H)
-    g_values = (g_heads[..., None] * alpha).sum(1)                               # (M, H, n)
+    g_heads = torch.bmm(g_out, readout.transpose(1, 2))                          # (M, B, H·d_v)
+    g_values = (g_heads[..., None] * weights).sum(1)                             # (M, H·d_v, n)
     # through the softmax: g_α = g_head·v, and Σ_j g_α,j α_j = g_head·head, so
-    # d/d(logits) = α ⊙ g_head (v − head), scaled by 1/sqrt(d)
-    g_s = (values[:, None] - heads[..., None]).mul_(g_heads[..., None] * scale).mul_(alpha)
-    g_s = g_s.view(M, B, H * n)
+    # d/d(logits) = α ⊙ g_head (v − head), scaled by 1/sqrt(d), summed over a head's d_v values
+    g_s = (values[:, None] - heads[..., None]).mul_(g_heads[..., None] * scale).mul_(weights)
+    if m.value_dim > 1:
+        g_s = g_s.view(M, B, H, m.value_dim, n).sum(3)
+    g_s = g_s.reshape(M, B, H * n)
     if fold:
         g_emb_keys = torch.bmm(queries.transpose(1, 2), g_s)                    # (M, d, Hn)
         g_q0 = g_s.sum(1, keepdim=True)                                          # (M, 1, Hn)

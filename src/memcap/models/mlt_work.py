@@ -6,9 +6,10 @@ B: examples."""
 from __future__ import annotations
 
 
-def param_count(d: int, heads: int, head_dim: int, out_dim: int) -> int:
-    """Parameters of one model, e.g. 10,660 + 8,320·H for d = d_h = 64, C = 100."""
-    return d * d + d + 2 * heads * d * head_dim + 2 * heads * d + d * out_dim + out_dim
+def param_count(d: int, heads: int, head_dim: int, out_dim: int, value_dim: int = 1) -> int:
+    """Parameters of one model, e.g. 10,660 + 8,320·H for d = d_h = 64, C = 100 (d_v values a head:
+    W_V and W_O hold 2·H·d_v·d)."""
+    return d * d + d + 2 * heads * d * head_dim + 2 * heads * value_dim * d + d * out_dim + out_dim
 
 
 def uses_a(d: int, H: int, dh: int, B: int) -> bool:
@@ -24,14 +25,17 @@ def folds_embedding(d: int, H: int, n: int, dh: int, B: int) -> bool:
     return uses_a(d, H, dh, B) and raw < embedded
 
 
-def example_work(d: int, H: int, n: int, dh: int, out_dim: int, random_context: bool, B: int) -> float:
+def example_work(d: int, H: int, n: int, dh: int, out_dim: int, random_context: bool, B: int,
+                 value_dim: int = 1) -> float:
     """Multiply-adds of one example's forward pass in the order of products the model takes for a
-    batch of B (a model's own products, e.g. a shared context's keys, spread over its B examples)."""
-    common = d * d + H * n + H * d + d * out_dim            # query embedding, head outputs, W_O, readout
+    batch of B (a model's own products, e.g. a shared context's keys, spread over its B examples).
+    d_v values a head: the values, head outputs and W_O take d_v times the work of one."""
+    Hv = H * value_dim
+    common = d * d + Hv * n + Hv * d + d * out_dim          # query embedding, head outputs, W_O, readout
     if not random_context:                                  # keys once a step, then one product an example
-        return common + H * n * d + (n * d * d + 2 * H * n * d * dh + n * d * H) / B
+        return common + H * n * d + (n * d * d + 2 * H * n * d * dh + n * d * Hv) / B
     if not uses_a(d, H, dh, B):
-        return common + n * d * d + 2 * H * d * dh + H * n * d + n * d * H
+        return common + n * d * d + 2 * H * d * dh + H * n * d + n * d * Hv
     if not folds_embedding(d, H, n, dh, B):
-        return common + n * d * d + H * d * d + H * n * d + n * d * H + H * d * dh * d / B
-    return common + H * d * d + 2 * H * n * d + n * d * H + (H * d * dh * d + H * d ** 3 + H * n * d * d) / B
+        return common + n * d * d + H * d * d + H * n * d + n * d * Hv + H * d * dh * d / B
+    return common + H * d * d + 2 * H * n * d + n * d * Hv + (H * d * dh * d + H * d ** 3 + H * n * d * d) / B

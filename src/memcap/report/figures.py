@@ -8,7 +8,7 @@ import pandas as pd
 
 from memcap.plotting import plt, sns
 from memcap import results
-from memcap.params import scale_note
+from memcap.scales import scale_note
 from memcap.report.bits import REFERENCES
 
 FIGURES = ("bits",)

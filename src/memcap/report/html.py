@@ -1,7 +1,9 @@
 """One self-contained HTML report: scorecard, bits per parameter, capacity, every figure (base64 PNG).
 
-A small inline script counts the figures the browser decoded (naturalWidth > 0) and writes the count
-into `#render-check`, so a headless browser's DOM dump proves the figures render.
+Markup only where this module writes it: every value from params, run files or tables is escaped
+(html.escape, pandas' to_html, tables_html). A small inline script counts the figures the browser
+decoded (naturalWidth > 0) and writes the count into `#render-check`, so a headless browser's DOM
+dump proves the figures render.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memcap.params import scale_note
+from memcap.scales import scale_note
 from memcap.report import claims
 
 # Which paper claim each figure checks, by figure "<family>/<name>" (figures/<family>/<name>.png); a key
@@ -42,6 +44,10 @@ CAPTIONS = {
                          "log axes, beside MLT's H(min(n,d_h)−1)+1, DPC's H·d_h + d and the fitted power law "
                          "(claims capacity_above_mlt_bound, capacity_vs_dpc_bound, capacity_linear_in_heads, "
                          "capacity_no_gain_past_n).",
+    "capacity/capacity_budget": "T* (95% CI) against the training budget (multiples of the paper's steps), log-log, "
+                                "per architecture with a budget curve; triangles: still rising (a lower bound).",
+    "capacity/memorized_bits": "Memorized bits without a threshold (Morris et al.: Σ max(0, log2 C − loss in bits)) "
+                               "against T per architecture: its probes and the MLT runs of its shape.",
     "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
                      "on the DPC authors' published means.",
     "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
@@ -150,7 +156,9 @@ def tables_html(markdown_text: str) -> str:
 
     import markdown
 
-    body = markdown.markdown(markdown_text, extensions=["tables"])
+    # Every value in these tables comes from params, run files or tables: escaped before the converter,
+    # which would keep raw HTML (a preset's `why:` or a model name holding <script> stays text).
+    body = markdown.markdown(html.escape(markdown_text, quote=False), extensions=["tables"])
     return re.sub(r"<(/?)h([1-3])>", lambda m: f"<{m[1]}h{int(m[2]) + 3}>", body)   # below the page's own
 
 
@@ -160,10 +168,10 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
     """The whole page as one string (figures inlined, no external resource). The first screen answers
     "did it reproduce?" (a compact table and the forest plot); the tests and details fold away."""
     notes = [f"rows at {s}: {scale_note(s)}" for s in sorted(set(card.scale)) if scale_note(s)]
-    stand_in = f" — {'; '.join(notes)}" if notes else ""
+    stand_in = f" — {'; '.join(notes)}" if notes else ""     # escaped below with the scale
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memcap reproduction report</title>"
              f"<style>{STYLE}</style></head><body>",
-             f"<h1>memcap: did it reproduce? (scale: {html.escape(scale)}{stand_in})</h1>",
+             f"<h1>memcap: did it reproduce? (scale: {html.escape(scale + stand_in)})</h1>",
              "<p>Mahdavi, Liao, Thrampoulidis (ICLR 2024, “MLT”) and Dana, Pydi, Chevaleyre (AISTATS 2025, “DPC”). "
              "Every number below is computed from the pipeline's Parquet results; each verdict applies the test "
              "written next to its claim in <code>memcap.report.claims</code>.</p>",
@@ -196,7 +204,7 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
                   "whether the step budget limits T*.</p>",
                   f"<p>{html.escape(capacity_aggregate.title(capacity, str(capacity.scale.iloc[0])))}</p>",
                   "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_aggregate.sentences(
-                      capacity, capacity_laws)) + "</ul>",
+                      capacity, capacity_laws) + capacity_aggregate.findings(capacity, capacity_laws)) + "</ul>",
                   capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),
                   f"<p>{html.escape(capacity_aggregate.anchors_text())}</p>"]
         if capacity_laws is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcap.params import scale_note
+from memcap.scales import scale_note
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 NOT_RUN = "not run at this scale"

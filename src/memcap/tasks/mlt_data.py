@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from memcap.tasks.mlt_sizes import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
+
 CONTEXTS = ("shared", "random")
 TASKS = ("classification", "regression")
 
@@ -23,7 +25,7 @@ class MLTData:
     offsets[m] .. offsets[m] + T_m of query_rows (ΣT, d), label_rows (ΣT,) and, for random contexts,
     context_rows (ΣT, n, d); a shared context is context_rows (M, n, d). Models of one grid point have
     equal T (then .queries, .contexts, .labels are the (M, T, ...) views); a pack
-    (memcap.mlt_synthetic.pack) mixes sizes, and no model's rows are padded to another's T (random
+    (memcap.training.pack) mixes sizes, and no model's rows are padded to another's T (random
     contexts are GBs a model). A pack's random contexts may be shared: model m's rows start at row
     context_starts[m] of context_rows (make_pack_data), else at offsets[m]."""
 
@@ -112,9 +114,6 @@ def stack(datasets: list[MLTData], context_size: int = 0) -> MLTData:
                    torch.cat([padded(d.context_rows) for d in datasets]),
                    torch.cat([d.label_rows for d in datasets]), datasets[0].shared,
                    tuple(T for d in datasets for T in d.sizes))
-
-
-from memcap.mlt_synthetic.grid import CHUNK_ROWS   # rows drawn at a time: the only scratch beside the data
 
 
 def _uniform_rows(rs: np.random.RandomState, out: np.ndarray) -> None:

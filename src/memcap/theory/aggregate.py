@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.params import scale_note
+from memcap.scales import scale_note
 from memcap.theory import saturation
 
 TABLES = {**{name: f"{name}.parquet" for name in ("construct", "gd", "trained_ranks", "rank_bounds", "saturation")},

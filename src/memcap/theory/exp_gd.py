@@ -18,7 +18,6 @@ import pandas as pd
 import torch
 
 from memcap import checkpoint as ckpt
-from memcap.mlt_synthetic.train import TrainConfig, train
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import draw_one, make_data
 from memcap.theory import features as F
@@ -27,6 +26,8 @@ from memcap.theory.construct import AssumptionError, ConstructionError
 from memcap.theory.exp_bounds import rank_row
 from memcap.theory.grid import gd_cases
 from memcap.theory.mlt_weights import construct_mlt, model_predictions
+from memcap.training.config import TrainConfig
+from memcap.training.loop import train
 
 PROBE_SEED_OFFSET = 10_000    # fresh probe queries for rank checks come from seed + this
 
@@ -71,8 +72,7 @@ def run_case(common: dict, g: dict, seeds: list[int], rtol: float, device: torch
     data = make_data(seeds, dataset_size=T, context_size=n, input_dim=d, context=g["context"],
                      task="regression").to(device)
     model = MLTAttention(seeds, input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=1).to(device)
-    cfg = TrainConfig(lr=g["lr"], batch_size=g["batch_size"], epochs=g["epochs"], min_steps=g["min_steps"],
-                      eval_every=g["eval_every"], early_stop=False, checkpoint_every_s=-1)
+    cfg = TrainConfig.of(g, early_stop=False, checkpoint_every_s=-1)
     start = time.perf_counter()
     results, _ = train(model, data, seeds, cfg, classification=False, progress=progress,
                           desc=f"theory GD H={H} T={T}")

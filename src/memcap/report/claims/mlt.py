@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from memcap import stats
-from memcap.bounds import memorization_bound
-from memcap.mlt_synthetic.grid import SATURATION_ACC
+from memcap.bounds import SATURATION_ACC, memorization_bound
 from memcap.report import shapes
 from memcap.report.claims.common import (FASTER_THAN_LINEAR, LINEAR, _at_least, _each, _exact, _replicates, _rows,
                                          mlt_curves)

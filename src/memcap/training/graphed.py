@@ -5,11 +5,12 @@ the time (docs/speed.md, Fig 2c's pack on an H200). A CUDA graph records the ker
 fixed addresses and replays them with one launch, so what changes between steps lives in tensors the
 graph reads: the batch rows are copied into static buffers, the learning rates are device tensors
 (StackedAdam.use_lr_tensors; the schedules step on the host between replays) and the step count is
-already one. The kernels are the eager step's (memcap.mlt_synthetic.train.step_kernels), so a
-replayed step is meant to give the numbers of an eager step that reads its learning rate from the same
-tensors, and differs from today's eager step (a float lr, read as float64) by the lr's float32 rounding
-only. benchmarks/graph_check.py checks both on a GPU before a pack trusts it; until then graphs are
-off (train(..., cuda_graphs=True) turns them on).
+already one. The kernels are the eager step's (memcap.training.step.step_kernels), so a replayed
+step gives the numbers of an eager step that reads its learning rate from the same tensors, and
+differs from the eager step (a float lr, read as float64) by the lr's float32 rounding only.
+benchmarks/graph_check.py checks both on a GPU (docs/speed.md: SAME bit for bit on an H200); graphs are
+off unless asked for (train(..., cuda_graphs=True); `memcap bundle train --graph-check` asks for them
+where the check says SAME).
 
 One graph per batch shape: a full step, or an epoch's short last batch (its width, masked or not).
 The first step of a shape runs eagerly (it warms the libraries up, outside any capture), the next is
@@ -33,8 +34,8 @@ class _Graph:
 
 
 class GraphedStep:
-    """kernels(idx, valid, rows): the device work of one step on the pack as it is now (the trainer
-    passes memcap.mlt_synthetic.train.step_kernels bound to its model, data and optimizer)."""
+    """kernels(idx, valid, rows): the device work of one step on the models still training (the trainer
+    passes memcap.training.step.step_kernels bound to its model, data and optimizer)."""
 
     def __init__(self, kernels, opt, device):
         if torch.device(device).type != "cuda":

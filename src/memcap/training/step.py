@@ -1,0 +1,36 @@
+"""One optimizer step of every model of a stack on its next batch: the device work a CUDA graph records."""
+
+from __future__ import annotations
+
+import torch
+
+from memcap.models.mlt_attention import MLTAttention
+from memcap.models.mlt_shared_grad import shared_context_grads
+from memcap.stacked_adam import StackedAdam
+from memcap.tasks.mlt_data import MLTData
+from memcap.training.batches import BatchStream
+from memcap.training.losses import example_loss
+
+
+def train_step(model: MLTAttention, data: MLTData, batches: BatchStream, opt: StackedAdam,
+               classification: bool) -> None:
+    """One optimizer step of every model on its next batch (no host sync: nothing is read back)."""
+    step_kernels(model, data, *batches.next(), opt, classification)
+    opt.advance()
+
+
+def step_kernels(model: MLTAttention, data: MLTData, idx: torch.Tensor, valid, rows, opt: StackedAdam,
+                 classification: bool) -> None:
+    """The device work of a step on rows idx (M, w) of each model (valid, rows: a short batch's mask
+    and row counts, else None): batch, gradient, Adam update. What a CUDA graph records
+    (memcap.training.graphed); the schedules' step is the caller's."""
+    q, c, y = data.batch(idx)
+    if c.dim() == 3:   # shared context: the same gradient without autograd's per-node cost
+        shared_context_grads(model, q, c, y, classification, rows, valid)
+    else:
+        loss = example_loss(model(q, c), y, classification)   # no accuracy or bits: not read here
+        if valid is not None:
+            loss = loss * valid
+        opt.zero_grad()
+        (loss.sum(1) / (y.shape[1] if rows is None else rows.view(-1))).sum().backward()   # Σ_m mean loss_m
+    opt.update()
