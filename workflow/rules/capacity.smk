@@ -75,8 +75,8 @@ else:
 
 
 # The MLT family's runs of a capacity row's shape are points of its memorized bits against T, where
-# that table is at hand (published, or built): the capacity rule never asks for MLT training.
-CAP_MLT_RUNS = [MLT_TABLE["runs"]] if os.path.exists(MLT_TABLE["runs"]) else []
+# that table is at hand: read, not a declared input, so the capacity rule never asks for MLT training
+# and its DAG does not change when the table appears (DVC orders the two: its capacity stage lists it).
 
 
 rule capacity_aggregate:
@@ -84,7 +84,6 @@ rule capacity_aggregate:
     bits without a threshold, the fitted laws, every probe, and the figures."""
     input:
         runs=CAP_RUNS,
-        mlt_runs=CAP_MLT_RUNS,
     output:
         table=CAP_TABLE["capacity"],
         md=in_report(CAP_TABLE["capacity_md"], "capacity"),
@@ -97,5 +96,5 @@ rule capacity_aggregate:
     resources: **res("light", "capacity")
     shell:
         "memcap capacity aggregate --runs {input.runs} --out {output.table} --markdown {output.md} "
-        + (f"--mlt-runs {CAP_MLT_RUNS[0]} " if CAP_MLT_RUNS else "") +
+        f"--mlt-runs {MLT_TABLE['runs']} "
         "--laws {output.laws} --probes {output.probes} --figures {output.figures} > {log} 2>&1"

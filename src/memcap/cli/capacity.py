@@ -78,7 +78,8 @@ def _aggregate(args) -> None:
     probes = aggregate.probes(args.runs, section)
     rows = results.read_parquet(args.runs)
     rows["scale"] = [aggregate.preset_of(r) for r in args.runs]   # one row a file, in order
-    mlt_runs = results.read_parquet([args.mlt_runs]) if args.mlt_runs else None
+    # read where it is at hand (DVC builds it first: the capacity stage lists it); absent, the rows say so
+    mlt_runs = results.read_parquet([args.mlt_runs]) if args.mlt_runs and Path(args.mlt_runs).exists() else None
     cap = aggregate.table(rows, probes, section, mlt_runs)
     laws = aggregate.laws(cap, section)
     meta = results.provenance(p, scale=scale, inputs=args.runs)
