@@ -179,7 +179,7 @@ SCALAR, DPC_SET, CLASSES = "mlt/scalar", "dpc/associations N=50", "mlt/classific
 
 def capacity(low, high, bound=5, limited=None, setting=SCALAR):
     """Per architecture every seed's bracket: low = T*_min (the seeds' smallest T_pass), high = the seeds'
-    largest T_fail; `limited`: passed its budget check at 2x the steps (not judged)."""
+    largest T_fail; `limited`: passed its budget check at 2x the steps (T_pass a lower bound)."""
     n = len(low)
     return {"capacity": pd.DataFrame({"setting": setting, "input_dim": 8, "capacity": [(lo + h) / 2 for lo, h in zip(low, high)],
                                       "capacity_min": low, "seed_high": [[h - 1, h] for h in high],
@@ -295,11 +295,13 @@ CASES = [
     ("dpc_exp6_slope_ratio", "1.5×", exp6(1.5), REP),
     ("dpc_exp6_slope_ratio", "0.8×", exp6(0.8), NOT),
     ("dpc_exp6_slope_ratio", "1.3×, noisy", exp6(1.3, noise=0.03), INC),
-    # capacity by search: every seed's bracket against the bound; budget-limited rows are not judged
+    # capacity by search: every seed's bracket against the bound; a budget-limited row passes only above it
     ("capacity_above_mlt_bound", "above", capacity([6, 8], [7, 9]), REP),
     ("capacity_above_mlt_bound", "below", capacity([6, 2], [7, 3]), NOT),
     ("capacity_above_mlt_bound", "a bracket holds the bound", capacity([6, 4], [7, 8]), INC),
-    ("capacity_above_mlt_bound", "below, but budget-limited: not judged", capacity([6, 2], [7, 3], limited=[False, True]),
+    ("capacity_above_mlt_bound", "below, but budget-limited: may pass with more steps", capacity([6, 2], [7, 3], limited=[False, True]),
+     INC),
+    ("capacity_above_mlt_bound", "above, budget-limited: a lower bound above it", capacity([6, 8], [7, 9], limited=[False, True]),
      REP),
     ("capacity_above_mlt_bound", "every seed fails below t_min, under the bound",
      {"capacity": capacity([6, 0], [7, 3])["capacity"].assign(status=["closed", "seed 0: below t_min"])}, NOT),
@@ -498,13 +500,15 @@ def test_a_claim_of_several_tests_shows_each_where_its_verdict_is_read():
     assert single.tests == "" and not claims.interval(single).startswith("(1)")
 
 
-def test_a_budget_limited_capacity_is_named_not_judged():
-    """A row whose first failing T passes at 2x the steps has a lower bound for T*, not T*: it is left out
-    and the detail says so; with no row left the claim is skipped."""
-    r = row(capacity([6, 2], [7, 3], limited=[False, True], setting=DPC_SET), "capacity_vs_dpc_bound")
-    assert r.verdict == REP and "H=2 d_h=4 not judged (budget-limited: passes at 2x the steps)" in r.detail
+def test_a_budget_limited_capacity_counts_above_the_bound_and_is_never_a_miss():
+    """A row whose first failing T passes at 2x the steps has a lower bound for T*: above the bound it
+    is a sure pass; below it, more steps may pass, so the claim is inconclusive, never not reproduced."""
+    r = row(capacity([6, 8], [7, 9], limited=[False, True], setting=DPC_SET), "capacity_vs_dpc_bound")
+    assert r.verdict == REP and "2/2 architectures at or above the bound" in r.detail, r.detail
+    assert "1 of them budget-limited" in r.detail and "H=2 d_h=4: ≥1.7" in r.detail, r.detail
     r = row(capacity([2], [3], limited=[True]), "capacity_above_mlt_bound")
-    assert r.verdict.startswith("skipped: no architecture to judge"), r.verdict
+    assert r.verdict == INC and "H=1 d_h=4: T*_min 2 vs 5 (budget-limited: more steps may pass)" in r.detail, r.detail
+    assert row(capacity([2], [3]), "capacity_above_mlt_bound").verdict == NOT
 
 
 def test_each_capacity_bound_is_judged_on_its_own_setting_and_skipped_without_it():
@@ -555,3 +559,14 @@ def test_table1_claim_names_each_stand_in_and_a_skipped_one():
                                                 "reason": reason} for layer in ("embedding layer", "first block")])])
     out = row({"assumption_checks": skipped}, "mlt_table1_asm1_layers")
     assert out.verdict == REP and f"SKIPPED: trained ViT (DINOv2-S/14 stand-in) ({reason})" in out.detail
+
+
+def test_a_claim_over_rows_of_several_presets_names_the_composite_not_one_member():
+    """capacity's paper_settings: DPC rows at d = 4 and d = 8 come from two presets; the claim's scale is
+    the family's preset that holds both (one member's name would say the rows are only that)."""
+    scales = {**{family: "quick" for family in claims.INPUT_FAMILY.values()}, "capacity": "paper_settings"}
+    t = capacity([6, 8], [7, 9], setting=DPC_SET)
+    mixed = {"capacity": t["capacity"].assign(scale=["paper_dpc_d4", "paper_dpc"])}
+    assert claims.scorecard(mixed, scales).set_index("claim_id").loc["capacity_vs_dpc_bound", "scale"] == "paper_settings"
+    one = {"capacity": t["capacity"].assign(scale="paper_dpc")}
+    assert claims.scorecard(one, scales).set_index("claim_id").loc["capacity_vs_dpc_bound", "scale"] == "paper_dpc"

@@ -154,5 +154,6 @@ def _html(args) -> None:
     laws = results.read_parquet(args.capacity_laws) if args.capacity_laws else None
     tables = {name: Path(p).read_text() for name, p in _named(args.table).items()}
     page = html.build(card, Path(args.bits_md).read_text(), cap, [Path(f) for f in args.figures], tables,
-                      memcap_params.scale_label(params), Path(args.forest) if args.forest else None, laws)
+                      memcap_params.scale_label(params), Path(args.forest) if args.forest else None, laws,
+                      memcap_params.scales(params)["capacity"])
     results.write_text(page, args.out)

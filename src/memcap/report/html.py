@@ -164,7 +164,7 @@ def tables_html(markdown_text: str) -> str:
 
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
           tables: dict[str, str], scale: str, forest: Path | None = None,
-          capacity_laws: pd.DataFrame | None = None) -> str:
+          capacity_laws: pd.DataFrame | None = None, capacity_scale: str | None = None) -> str:
     """The whole page as one string (figures inlined, no external resource). The first screen answers
     "did it reproduce?" (a compact table and the forest plot); the tests and details fold away."""
     notes = [f"rows at {s}: {scale_note(s)}" for s in sorted(set(card.scale)) if scale_note(s)]
@@ -202,7 +202,7 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
                   "T* (the mean of the seeds' geometric middles) with its 95% t interval, and T*·log2 C / params in "
                   "bits per parameter beside both papers' counts; the first failing T trained at 2x the steps says "
                   "whether the step budget limits T*.</p>",
-                  f"<p>{html.escape(capacity_aggregate.title(capacity, str(capacity.scale.iloc[0])))}</p>",
+                  f"<p>{html.escape(capacity_aggregate.title(capacity, capacity_scale or str(capacity.scale.iloc[0])))}</p>",
                   "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_aggregate.sentences(
                       capacity, capacity_laws) + capacity_aggregate.findings(capacity, capacity_laws)) + "</ul>",
                   capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),

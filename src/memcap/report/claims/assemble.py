@@ -21,15 +21,20 @@ COLUMNS = ["claim_id", "kind", "paper", "source", "claim", "test", "accept", "st
 
 def _scale(tables: dict, inputs: tuple[str, ...], scale: str | dict[str, str]) -> str:
     """The claim's scale: that of the rows it read (common.READ), else of its first table's rows,
-    else its family's."""
+    else its family's. Rows of several presets (a composite such as capacity's paper_settings) take
+    the family's preset, which names them all, never one member's."""
+    family = scale if isinstance(scale, str) else scale[INPUT_FAMILY[inputs[0]]]
+    read = {str(s) for df in READ if "scale" in df for s in df["scale"].dropna().unique()}
+    if len(read) > 1:
+        return family
     for df in READ:
         if "scale" in df and df["scale"].nunique() == 1:
             return str(df["scale"].iloc[0])
     for name in inputs:
         df = tables.get(name)
         if df is not None and "scale" in df and len(df):
-            return str(df["scale"].iloc[0])
-    return scale if isinstance(scale, str) else scale[INPUT_FAMILY[inputs[0]]]
+            return str(df["scale"].iloc[0]) if df["scale"].nunique() == 1 else family
+    return family
 
 
 def _labeled(detail: str) -> str:

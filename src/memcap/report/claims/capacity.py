@@ -1,9 +1,10 @@
 """Capacity-search claims: the papers' counts and scaling claims judged on capacity itself (T*, the
 largest T each seed memorizes) instead of on accuracy at fixed T, each on the rows of the setting its
 theorem speaks for (memcap.capacity.settings): MLT's bound and laws on the scalar-output rows, DPC's
-count on the association rows; the classification rows' laws are reported as measured findings. A row whose budget check passed (T*
-is then a lower bound) is not judged; the laws also need every seed's bracket closed
-(memcap.capacity.aggregate.judged); the detail names what was left out."""
+count on the association rows; the classification rows' laws are reported as measured findings. A row
+whose budget check passed has a lower bound for T*: it passes a bound it is above and never misses one;
+the laws leave it out and need every seed's bracket closed (memcap.capacity.aggregate.judged); the
+detail names what was left out."""
 
 from __future__ import annotations
 
@@ -54,8 +55,9 @@ def _finding(t, name: str) -> str:
     return f"; {r.setting} (beyond both theorems, a measured finding): {what}"
 
 
-def _not_judged(c: pd.DataFrame, ok: pd.DataFrame | None = None) -> str:
-    left = c[~c.index.isin((judged(c) if ok is None else ok).index)]
+def _not_judged(c: pd.DataFrame) -> str:
+    """What a law leaves out: the rows not closed or budget-limited, and why."""
+    left = c[~c.index.isin(judged(c).index)]
     return "".join(f"; H={r.heads} d_h={r.head_dim} not judged ("
                    + ("budget-limited: passes at 2x the steps" if r.budget_limited else r.status) + ")"
                    for r in left.itertuples())
@@ -64,25 +66,28 @@ def _not_judged(c: pd.DataFrame, ok: pd.DataFrame | None = None) -> str:
 def _above(t, bound: str) -> Outcome:
     """Each seed brackets its capacity in [T_pass, T_fail) (a bracket the search left open, or one below
     t_min, still bounds it): an architecture meets the bound for sure when every seed's T_pass >= bound,
-    misses it for sure when every seed's T_fail <= bound. Budget-limited rows are not judged.
+    misses it for sure when every seed's T_fail <= bound. A budget-limited row's T_pass is a lower bound
+    of what more steps memorize: above the bound it is a sure pass, below it never a sure miss.
     statistic = fraction sure, interval = [sure, possible] fraction."""
     c = _setting_rows(t, SCALAR if bound == "mlt_bound" else "dpc/")
-    ok = c[~budget_limited(c)]
-    if ok.empty:
-        raise Skip("no architecture to judge" + _not_judged(c, ok))
-    sure = ok.capacity_min >= ok[bound]
-    missed = ok.seed_high.map(lambda hs: max(hs) if all(h is not None and not pd.isna(h) for h in hs)
-                              else float("inf")) <= ok[bound]
-    n = len(ok)
+    limited = budget_limited(c)
+    sure = c.capacity_min >= c[bound]
+    missed = ~limited & (c.seed_high.map(lambda hs: max(hs) if all(h is not None and not pd.isna(h) for h in hs)
+                                         else float("inf")) <= c[bound])
+    n = len(c)
     text = f"{int(sure.sum())}/{n} architectures at or above the bound (every seed's T_pass)"
+    if limited.any():
+        text += f", {int((sure & limited).sum())} of them budget-limited (T_pass a lower bound)"
     text += "".join(f"; H={r.heads} d_h={r.head_dim}: T*_min {r.capacity_min:,} vs {getattr(r, bound):,}"
-                    for r in ok[~sure].itertuples())
-    text = f"{setting_of(ok).iloc[0]}: " + text
+                    + (" (budget-limited: more steps may pass)" if lim else "")
+                    for r, lim in zip(c[~sure].itertuples(), limited[~sure]))
+    text = f"{setting_of(c).iloc[0]}: " + text
     if bound == "dpc_bound":   # Corollary 1's count against T*: the ratio and its trend
-        ratio = ok.capacity / ok[bound]
-        text += "; T*/(H·d_h + d): " + ", ".join(f"d={r.input_dim} H={r.heads} d_h={r.head_dim}: {q:.1f}"
-                                                 for r, q in zip(ok.itertuples(), ratio) if not pd.isna(q))
-    return outcome(sure.mean(), sure.sum() / n, 1 - missed.sum() / n, Region(1, 1), text + _not_judged(c, ok))
+        ratio = c.capacity / c[bound]
+        text += "; T*/(H·d_h + d) (≥: budget-limited): " + ", ".join(
+            f"d={r.input_dim} H={r.heads} d_h={r.head_dim}: {'≥' if lim else ''}{q:.1f}"
+            for r, q, lim in zip(c.itertuples(), ratio, limited) if not pd.isna(q))
+    return outcome(sure.mean(), sure.sum() / n, 1 - missed.sum() / n, Region(1, 1), text)
 
 
 def _law(t, name: str) -> pd.Series:
@@ -103,7 +108,8 @@ def _law(t, name: str) -> pd.Series:
 @claim("capacity_above_mlt_bound", PROPERTY, "MLT", "Theorem 1 (capacity by search)",
        "Trained capacity is at least H(min(n, d_h) − 1) + 1",
        "every architecture's seeds all memorize the MLT bound (T_pass >= bound); one whose seeds all fail at or "
-       "below it is a miss; otherwise inconclusive; a budget-limited row is not judged", Region(1, 1), ["capacity"],
+       "below it is a miss; otherwise inconclusive; a budget-limited row (T* a lower bound) passes only "
+       "above the bound and is never a miss", Region(1, 1), ["capacity"],
        "T = H(min(n, d_h) − 1) + 1", "MLT Theorem 1")
 def capacity_mlt(t):
     return _above(t, "mlt_bound")
@@ -112,7 +118,8 @@ def capacity_mlt(t):
 @claim("capacity_vs_dpc_bound", PROPERTY, "DPC", "Corollary 1 (capacity by search)",
        "Trained capacity is at least H·d_h + d (DPC's count of memorized associations)",
        "every architecture's seeds all memorize H·d_h + d (T_pass >= count); one whose seeds all fail at or "
-       "below it is a miss; otherwise inconclusive; a budget-limited row is not judged", Region(1, 1), ["capacity"], "H·d_h + d associations",
+       "below it is a miss; otherwise inconclusive; a budget-limited row (T* a lower bound) passes only above the "
+       "count and is never a miss", Region(1, 1), ["capacity"], "H·d_h + d associations",
        "DPC Corollary 1")
 def capacity_dpc(t):
     return _above(t, "dpc_bound")
