@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 
 
-# The slowest tests (seconds on 2 cores, 2026-11-26, eighth session) are spread over the pytest-xdist
+# The slowest tests (seconds in one `make test` on 2 cores, docs/tests.md) are spread over the pytest-xdist
 # workers, longest first, so that each worker starts with its share and none of them begins near the
 # end while the other worker idles (the suite is CPU-bound). `--dist worksteal` hands worker k the k-th
 # contiguous block of the collection (then an idle worker steals from the end of a busy one's), so each
@@ -42,7 +42,7 @@ SLOWEST = {
     "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 27,
     "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 21,
     "test_capacity.py::test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each": 30,
-    "test_bundle.py::test_a_deadline_stops_a_pack_midway_and_the_bundles_give_the_runs_snakemake_trains": 45,
+    "test_bundle.py::test_a_pack_stopped_midway_then_resumed_from_the_bundles_gives_the_runs_snakemake_trains": 25,
     "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 19,
 }
 

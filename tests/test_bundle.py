@@ -1,7 +1,7 @@
 """memcap bundle (a machine without Snakemake): the jobs named by --only start in that order, packs too;
 a run that exists is left out; the runner stops its jobs at the deadline or on SIGTERM; a bundle lands
-at the run names, never over a file that exists; and end to end, a deadline that stops a pack mid-way,
-the bundle taken back and resumed, gives the runs Snakemake trains."""
+at the run names, never over a file that exists; and end to end, a pack stopped mid-way (SIGTERM, what
+the deadline sends), the bundle taken back and resumed, gives the runs Snakemake trains."""
 
 import io
 import os
@@ -148,30 +148,39 @@ def test_finished_jobs_land_as_run_files_and_an_existing_run_is_never_overwritte
 
 
 def _packed(p):
-    """One sweep, 4 seeds in jobs of 2, T = 64 (stops early) and 2,048 (16,000 steps): two packs (one an H) of 8 models."""
+    """One sweep, 4 seeds in jobs of 2, T = 64 (stops early) and 2,048 (3,200 steps): two packs (one an H) of 8 models."""
     tiny_mlt(p, ("scale_head_shared",))
     q = p["mlt_synthetic"]["quick"]
     q.update(seeds=[0, 1, 2, 3], seeds_per_job=2)
-    q["defaults"].update(epochs=2000, eval_every=200)
+    q["defaults"].update(epochs=400, eval_every=200)
     q["sweeps"]["scale_head_shared"].update(values=[1, 2], dataset_sizes=[64, 2048])
     p["resources"]["quick"]["train"].update(pack_models=8, pack_mem_mb=1000)
 
 
 @pytest.mark.e2e
-def test_a_deadline_stops_a_pack_midway_and_the_bundles_give_the_runs_snakemake_trains(tmp_path):
+def test_a_pack_stopped_midway_then_resumed_from_the_bundles_gives_the_runs_snakemake_trains(tmp_path):
+    """The runner is stopped (SIGTERM: what it sends its jobs at the deadline, test above) as soon as a
+    pack's first job has finished, while its T = 2,048 jobs still train: the bundle brings the finished
+    jobs home, the second call resumes the pack from its checkpoint, and the runs equal Snakemake's."""
     remote, home, base = (copy_project(tmp_path / name) for name in ("remote", "home", "base"))
     for project in (remote, home, base):
         project.edit_params(_packed)
     train = ["python", "-m", "memcap", "bundle", "train", "scale_head_shared", "--workers", "2"]
-    first = remote.run(*train, "--out", "b1.tgz", "--deadline", "12", timeout=300).stdout
+    stopped = subprocess.Popen([*train, "--out", "b1.tgz"], cwd=remote.root, env=ih.popen_env(remote.root),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    end = time.monotonic() + 300
+    while not list((remote.root / FIN).rglob("*.parquet")) and stopped.poll() is None and time.monotonic() < end:
+        time.sleep(0.1)
+    stopped.terminate()
+    first = stopped.communicate(timeout=300)[0]
     assert "2 processes (2 packs of 16 models" in first, first
-    assert list((remote.root / "checkpoints/mlt_synthetic/packs").glob("*.pt")), first   # saved at the deadline
+    assert list((remote.root / "checkpoints/mlt_synthetic/packs").glob("*.pt")), first   # saved when stopped
     took = home.run("python", "-m", "memcap", "bundle", "take", str(remote.root / "b1.tgz")).stdout
     n_first = int(took.split("bundle take: ")[1].split(" new")[0])
     assert 0 < n_first < 8, (first, took)            # some jobs of the stopped pack came back, not all
-    second = remote.run(*train, "--out", "b2.tgz", timeout=600).stdout
+    second = remote.run(*train, "--out", "b2.tgz", timeout=600, env=ih.code_env(remote.root)).stdout   # the same code
     logs = "".join(f.read_text() for f in (remote.root / runner.LOGS).rglob("*.log"))
-    assert "resumed from checkpoint" in logs, second
+    assert "resumed from checkpoint" in logs, logs
     took = home.run("python", "-m", "memcap", "bundle", "take", str(remote.root / "b2.tgz")).stdout
     assert f"{8 - n_first} new, {n_first} kept" in took, (second, took)
     base.snakemake("mlt_synthetic")
