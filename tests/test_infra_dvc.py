@@ -28,6 +28,7 @@ from conftest import REPO, Project, log_of
 
 pytestmark = pytest.mark.e2e
 STAGES = ("mlt_synthetic", "theory")
+SSH_STAGE = "dpc"   # the one stage the lab remote over SSH carries
 POINT = "scale_head_shared"
 
 
@@ -213,7 +214,8 @@ def _lab_remote(project, url: str, env: dict) -> None:
 def test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_nothing_retrains(restored, tmp_path):
     """A lab's remote over SSH (Debian's openssh-server on localhost, tools/sshd-up.sh; dvc[ssh]): what
     one clone pushes, a fresh clone without the published remote pulls with `make pull`'s script, and
-    then neither DVC nor Snakemake has work."""
+    then neither DVC nor Snakemake has work. One stage (dpc) travels: the whole published state's pull
+    is tested from the published remote (test_published_remote_restores_every_result_of_a_fresh_clone)."""
     if not (SSHD / "sshd.pid").exists():
         pytest.skip("SKIPPED: no local SSH server (bash tools/sshd-up.sh; `make test` starts it)")
     import getpass
@@ -222,7 +224,7 @@ def test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_
     url = f"ssh://{getpass.getuser()}@127.0.0.1:{port}{tmp_path / 'lab-store'}"
     env = ih.code_env(restored.root)
     _lab_remote(restored, url, env)
-    pushed = restored.run("dvc", "push", env=env, timeout=600)
+    pushed = restored.run("dvc", "push", SSH_STAGE, env=env, timeout=600)
     assert "pushed" in pushed.stdout + pushed.stderr, pushed.stdout[-2000:]
     assert any((tmp_path / "lab-store").rglob("*"))                       # the objects went over SSH
 
@@ -232,7 +234,7 @@ def test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_
     shutil.copytree(REPO / "data" / "gpt2-bpe", fresh.root / "data" / "gpt2-bpe")   # what make setup fetches
     env = ih.code_env(fresh.root)
     _lab_remote(fresh, url, env)
-    pulled = fresh.run("bash", "tools/dvc-pull.sh", env=env, timeout=900)
+    pulled = fresh.run("bash", "tools/dvc-pull.sh", SSH_STAGE, env=env, timeout=900)
     assert "restored from the DVC remote 'lab'" in pulled.stdout + pulled.stderr, pulled.stdout[-2000:]
-    assert "Data and pipelines are up to date" in fresh.run("dvc", "status", env=env).stdout
-    assert "Nothing to be done" in fresh.run("snakemake", "-n", env=env).stdout
+    assert "Data and pipelines are up to date" in fresh.run("dvc", "status", SSH_STAGE, env=env).stdout
+    assert "Nothing to be done" in fresh.run("snakemake", "-n", SSH_STAGE, env=env).stdout
