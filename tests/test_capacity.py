@@ -135,6 +135,16 @@ def train_alone_and_packed(p, group):
     return rows_alone, rows_pack
 
 
+def test_cuda_graphs_are_refused_off_a_gpu_and_for_dpc_probes():
+    """A search asked to replay CUDA graphs where it cannot stops before training (no silent eager run)."""
+    with pytest.raises(ValueError, match="CUDA device"):
+        probes.train_probes([probes.Probe(1, 2, 0, 20)], tiny_preset(), torch.device("cpu"), lambda q, r: None,
+                            progress=False, cuda_graphs=True)
+    with pytest.raises(ValueError, match="DPC preset steps eagerly"):
+        probes.train_probes([probes.Probe(1, 2, 0, 20)], dpc_preset(), torch.device("cpu"), lambda q, r: None,
+                            progress=False, cuda_graphs=True)
+
+
 def test_a_pack_rounds_probes_equal_the_same_probes_trained_alone():
     p = tiny_preset()
     group = [probes.Probe(1, 2, 0, 40), probes.Probe(1, 2, 1, 70), probes.Probe(2, 4, 0, 55), probes.Probe(1, 2, 0, 90)]

@@ -74,11 +74,15 @@ def config(p: dict, budget: int, checkpoint_every_s: float) -> TrainConfig:
 
 def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: Callable[[Probe, dict], None],
                  skip: set[Probe] = frozenset(), checkpoint_path: str | None = None,
-                 checkpoint_every_s: float = 300.0, progress: bool = True, desc: str = "capacity") -> None:
+                 checkpoint_every_s: float = 300.0, progress: bool = True, desc: str = "capacity",
+                 cuda_graphs: bool = False) -> None:
     """Train `probes` (one budget) as one pack; on_probe(probe, row) hears of each as soon as it is
     done (row: RunResult's fields, its device and the pack's size). Probes in `skip` are done already
-    (a resumed round): they keep their place, so the round's checkpoint still fits."""
+    (a resumed round): they keep their place, so the round's checkpoint still fits. cuda_graphs: each
+    step replayed from CUDA graphs (memcap.training.graphed), the rows' device then "cuda+graphs"."""
     if settings.family(p) == settings.DPC:   # DPC's model and loop (memcap.capacity.associations)
+        if cuda_graphs:
+            raise ValueError("capacity: CUDA graphs replay the MLT step; a DPC preset steps eagerly")
         from memcap.capacity import associations
 
         return associations.train_probes(probes, p, device, on_probe, skip, checkpoint_path, checkpoint_every_s,
@@ -86,6 +90,8 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
     budgets = {pr.budget for pr in probes}
     if len(budgets) != 1:
         raise ValueError(f"a pack of probes trains one budget, not {sorted(budgets)}")
+    if cuda_graphs and device.type != "cuda":
+        raise ValueError("capacity: CUDA graphs need a CUDA device")
     model = model_of(probes, p).to(device)
     data = nested_data(probes, p).to(device)
 
@@ -95,8 +101,9 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
     def finished(new: dict[int, RunResult]) -> None:
         for m, r in new.items():
             told.add(m)
-            on_probe(probes[m], {**asdict(r), "device": str(device), "models_in_round": len(probes)})
+            on_probe(probes[m], {**asdict(r), "device": f"{device}+graphs" if cuda_graphs else str(device),
+                                 "models_in_round": len(probes)})
 
     final, _ = train(model, data, [pr.seed for pr in probes], config(p, budgets.pop(), checkpoint_every_s), True,
-                     checkpoint_path, progress, desc, on_finish=finished, skip=skipped)
+                     checkpoint_path, progress, desc, on_finish=finished, skip=skipped, cuda_graphs=cuda_graphs)
     finished({m: r for m, r in enumerate(final) if r is not None and m not in told})   # done before a resume

@@ -63,8 +63,10 @@ def _saved_plan(path: Path, archs, p) -> list[Probe] | None:
 
 
 def run(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, device, checkpoint: str | Path,
-        k: int = 1, checkpoint_every_s: float = 300.0, progress: bool = True, preset: str | None = None) -> int:
-    """Rounds until every architecture's search has ended; returns how many rounds trained here."""
+        k: int = 1, checkpoint_every_s: float = 300.0, progress: bool = True, preset: str | None = None,
+        cuda_graphs: bool = False) -> int:
+    """Rounds until every architecture's search has ended; returns how many rounds trained here
+    (cuda_graphs: memcap.capacity.probes.train_probes)."""
     plan_path = Path(f"{checkpoint}.plan.json")
     stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
     rounds = 0
@@ -96,7 +98,7 @@ def run(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, device, che
 
             train_probes(group, p, device, write, skip=done, checkpoint_path=path,
                          checkpoint_every_s=checkpoint_every_s, progress=progress,
-                         desc=f"capacity round {rounds} x{budget} ({len(group)} probes)")
+                         desc=f"capacity round {rounds} x{budget} ({len(group)} probes)", cuda_graphs=cuda_graphs)
             ckpt.remove(path)
         plan_path.unlink()
     return rounds

@@ -17,6 +17,8 @@ def register(sub) -> None:
                    help="the rows to write: results/capacity/runs/<preset>/H<H>_dh<d_h>-<key>.parquet")
     p.add_argument("--probes-per-round", type=int, default=1,
                    help="probes a seed a round (1: bisection; k: the bracket split in k + 1)")
+    p.add_argument("--cuda-graphs", action="store_true",
+                   help="replay each step from CUDA graphs (a GPU; run benchmarks/graph_check.py there first)")
     p.add_argument("--checkpoint", help="the round's checkpoint (default: checkpoints/capacity/<first row's name>)")
     p.set_defaults(func=_search)
 
@@ -58,7 +60,8 @@ def _search(args) -> None:
     checkpoint = args.checkpoint or f"checkpoints/{grid.FAMILY}/{Path(args.runs[0]).parent.name}/{Path(args.runs[0]).stem}"
     device = runtime.pick_device(params["device"])
     trained = rounds.run(archs, p, runs_dir, device, checkpoint, k=args.probes_per_round,
-                         checkpoint_every_s=p.get("checkpoint_every_s", 300.0), preset=scale)
+                         checkpoint_every_s=p.get("checkpoint_every_s", 300.0), preset=scale,
+                         cuda_graphs=args.cuda_graphs)
     print(f"{trained} rounds trained here")
     for run, (H, dh) in zip(args.runs, archs):
         row = summary.row(p, H, dh, ProbeStore(runs_dir, p, H, dh, scale).table(), scale, args.probes_per_round)
