@@ -158,6 +158,18 @@ def test_a_pack_rounds_probes_equal_the_same_probes_trained_alone():
         assert b["models_in_round"] == 4 and a["models_in_round"] == 1
 
 
+def test_a_round_of_probes_with_different_step_counts_trains_as_one_pack():
+    """A GPU round mixes architectures and budgets' T: a probe past the step floor between two at it."""
+    p = tiny_preset()
+    p["training"] = {**p["training"], "epochs": 20}   # T = 250: 156 steps, T <= 192: the floor of 120
+    group = [probes.Probe(1, 2, 0, 40), probes.Probe(1, 2, 1, 250), probes.Probe(1, 2, 0, 60)]
+    alone, packed = train_alone_and_packed(p, group)
+    assert set(packed) == set(group) and alone[group[1]]["steps_planned"] == 156
+    for pr in group:
+        assert (alone[pr]["steps_run"], alone[pr]["best_step"]) == (packed[pr]["steps_run"], packed[pr]["best_step"])
+        assert alone[pr]["mem_acc"] == pytest.approx(packed[pr]["mem_acc"], abs=1e-9)
+
+
 def search_once(p, runs, ckpt, calls, kill_at=None):
     """rounds.run with train_probes recorded (and a KeyboardInterrupt, a kill, after kill_at probes)."""
     real, written = rounds.train_probes, []

@@ -26,6 +26,7 @@ from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import MLTData, make_data
 from memcap.training.config import RunResult, TrainConfig
 from memcap.training.loop import train
+from memcap.training.schedule import mlt_num_steps
 
 
 @dataclass(frozen=True, order=True)
@@ -92,6 +93,10 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
         raise ValueError(f"a pack of probes trains one budget, not {sorted(budgets)}")
     if cuda_graphs and device.type != "cuda":
         raise ValueError("capacity: CUDA graphs need a CUDA device")
+    cfg = config(p, budgets.pop(), checkpoint_every_s)
+    # one schedule's models side by side (StackedAdam): by step count, stable, so a pack of equal counts
+    # keeps its order; each probe keeps its own row whatever its place
+    probes = sorted(probes, key=lambda pr: mlt_num_steps(pr.T, cfg.min_steps, cfg.epochs, cfg.batch_size))
     model = model_of(probes, p).to(device)
     data = nested_data(probes, p).to(device)
 
@@ -104,6 +109,6 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
             on_probe(probes[m], {**asdict(r), "device": f"{device}+graphs" if cuda_graphs else str(device),
                                  "models_in_round": len(probes)})
 
-    final, _ = train(model, data, [pr.seed for pr in probes], config(p, budgets.pop(), checkpoint_every_s), True,
+    final, _ = train(model, data, [pr.seed for pr in probes], cfg, True,
                      checkpoint_path, progress, desc, on_finish=finished, skip=skipped, cuda_graphs=cuda_graphs)
     finished({m: r for m, r in enumerate(final) if r is not None and m not in told})   # done before a resume
