@@ -595,3 +595,29 @@ def test_the_table_and_its_sentences_show_the_curve_or_say_why_not():
     text = " ".join(aggregate.findings(cap))
     assert "H=2 d_h=4 converged" in text and "H=1 d_h=4 still rising" in text
     assert "Budget curve not run (GPU work): H=4 d_h=4." in text and "SKIPPED" in text   # no d_v rows: skipped
+
+
+def test_capacity_rows_lists_each_member_s_rows_and_the_missing_ones(tmp_path, monkeypatch, capsys):
+    """`memcap capacity rows` names what `search --runs` takes where Snakemake is not installed: the rows
+    the rule would write, each member's for a composite; --missing leaves out those written."""
+    import yaml
+
+    from memcap.cli import build_parser
+
+    params = yaml.safe_load(open("params.yaml"))
+    params["scale"]["capacity"] = "quick_budget"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    section = memcap_params.load("params.yaml")[grid.FAMILY]
+    expected = [f"results/capacity/runs/{grid.run_name(m, section[m], H, dh)}"
+                for m in section["quick_budget"]["settings"] for H, dh in grid.architectures(section[m])]
+
+    def rows(*extra):
+        args = build_parser().parse_args(["capacity", "rows", *extra])
+        args.func(args)
+        return capsys.readouterr().out.split()
+
+    assert rows() == expected and len({r.split("/")[3] for r in expected}) == 2
+    (tmp_path / expected[0]).parent.mkdir(parents=True)
+    (tmp_path / expected[0]).write_bytes(b"")
+    assert rows("--missing") == expected[1:]

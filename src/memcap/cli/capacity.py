@@ -22,6 +22,12 @@ def register(sub) -> None:
     p.add_argument("--checkpoint", help="the round's checkpoint (default: checkpoints/capacity/<first row's name>)")
     p.set_defaults(func=_search)
 
+    p = sub.add_parser("rows", help="the rows of the active capacity preset (a composite: each member's), "
+                                    "as `search --runs` takes them; where Snakemake is not installed")
+    add_params_args(p)
+    p.add_argument("--missing", action="store_true", help="only the rows not written yet")
+    p.set_defaults(func=_rows)
+
     p = sub.add_parser("aggregate", help="the capacity table (bounds, bits, laws), its probes and the figure")
     add_params_args(p)
     p.add_argument("--out", required=True, help="the family table (tables/capacity.parquet)")
@@ -33,6 +39,19 @@ def register(sub) -> None:
     p.add_argument("--mlt-runs", help="the MLT family's runs table (its runs of a row's shape join the row's "
                                       "curve of memorized bits against T)")
     p.set_defaults(func=_aggregate)
+
+
+def _rows(args) -> None:
+    from memcap import params as memcap_params
+    from memcap.capacity import grid, settings
+
+    params = load_params(args)
+    section = params[grid.FAMILY]
+    for name in settings.members(section, memcap_params.scale_of(params, grid.FAMILY)):
+        for H, dh in grid.architectures(section[name]):
+            run = f"results/{grid.FAMILY}/runs/{grid.run_name(name, section[name], H, dh)}"
+            if not (args.missing and Path(run).exists()):
+                print(run)
 
 
 def _search(args) -> None:
