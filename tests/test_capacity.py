@@ -621,3 +621,13 @@ def test_capacity_rows_lists_each_member_s_rows_and_the_missing_ones(tmp_path, m
     (tmp_path / expected[0]).parent.mkdir(parents=True)
     (tmp_path / expected[0]).write_bytes(b"")
     assert rows("--missing") == expected[1:]
+
+
+def test_sentences_name_a_dpc_architecture_with_its_d():
+    """DPC's rows of one setting span d = 4, 8, 12: H=4 d_h=4 alone would name two rows."""
+    from types import SimpleNamespace as Row
+
+    dpc = [Row(setting="dpc/associations N=50", input_dim=d, heads=4, head_dim=4, value_dim=1) for d in (4, 8)]
+    assert [aggregate._arch(r) for r in dpc] == ["d=4 H=4 d_h=4", "d=8 H=4 d_h=4"]
+    mlt = Row(setting="mlt/classification C=100 d_v=4", input_dim=64, heads=2, head_dim=64, value_dim=4)
+    assert aggregate._arch(mlt) == "H=2 d_h=64 d_v=4"

@@ -430,7 +430,9 @@ def readout_laws(cap: pd.DataFrame) -> pd.DataFrame:
 
 
 def _arch(r) -> str:
-    return f"H={r.heads} d_h={r.head_dim}" + (f" d_v={int(r.value_dim)}" if r.value_dim != 1 else "")
+    """An architecture as sentences name it; DPC's rows of one setting differ in d too."""
+    d = f"d={int(r.input_dim)} " if str(r.setting).startswith(settings.DPC + "/") else ""
+    return f"{d}H={r.heads} d_h={r.head_dim}" + (f" d_v={int(r.value_dim)}" if r.value_dim != 1 else "")
 
 
 def _path(r) -> str:
