@@ -539,6 +539,10 @@ def test_the_classification_laws_are_findings_not_passes():
             "capacity_laws": pd.concat([scalar["capacity_laws"], t["capacity_laws"]])}
     r = row(both, "capacity_linear_in_heads")
     assert r.verdict == REP and "mlt/classification C=100 (beyond both theorems" in r.detail, r.detail
+    # a d_v or lr variant's law (a budget table's rows) is not the setting's finding, listed first or not
+    dv4 = capacity_law("alpha_heads", 3.5, 3.0, 4.0, setting=CLASSES + " d_v=4")["capacity_laws"]
+    r = row({**both, "capacity_laws": pd.concat([dv4, both["capacity_laws"]])}, "capacity_linear_in_heads")
+    assert "α = 2.20 [1.50, 2.90]" in r.detail and "d_v=4" not in r.detail, r.detail
 
 
 def test_fig2c_needs_two_head_sizes_past_n():

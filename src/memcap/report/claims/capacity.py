@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memcap.capacity import settings
 from memcap.capacity.aggregate import budget_limited, judged, setting_of
 from memcap.report.claims.common import _rows
 from memcap.report.claims.registry import claim
@@ -43,7 +44,8 @@ def _finding(t, name: str) -> str:
         laws = None if laws is None else laws.assign(setting="mlt/classification C=100")
     if laws is None:
         return ""
-    r = laws[laws.setting.str.startswith("mlt/classification") & (laws.law == name) & laws.statistic.notna()]
+    plain = laws.setting.map(lambda s: s == settings.base(s))   # not a d_v or lr variant of the setting
+    r = laws[laws.setting.str.startswith("mlt/classification") & plain & (laws.law == name) & laws.statistic.notna()]
     if r.empty:
         return ""
     r = r.iloc[0]
