@@ -172,9 +172,9 @@ def test_scale_per_family_and_a_bad_entry_named():
     assert mp.scale_label(mixed) == "theory=paper, dpc=paper, others quick"
     assert mp.scale_label({**base, "scale": "quick"}) == "quick"
     # the shipped params are the published scales: DPC, theory and the assumption checks at paper, the
-    # capacity search in its three settings, MLT's published sweeps
+    # capacity search in its three settings with the budget curves, MLT's published sweeps
     published = {"default": "quick", "dpc": "paper", "theory": "paper", "assumptions": "paper",
-                 "capacity": "paper_settings", "mlt_synthetic": "published"}
+                 "capacity": "paper_all", "mlt_synthetic": "published"}
     assert mp.scales(base) == mp.scales(mp.validate({**base, "scale": published}))
     for bad, words in [({"dcp": "paper"}, ["scale.dcp", "not an allowed key", "mlt_synthetic"]),
                        (4, ["scale: got 4", "a value of type string"]), ({"dpc": 1}, ["scale.dpc: got 1"]),
