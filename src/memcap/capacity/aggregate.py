@@ -429,6 +429,11 @@ def readout_laws(cap: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def is_plain(setting: str) -> bool:
+    """A setting's own rows, not a d_v or lr variant's (memcap.capacity.settings.base)."""
+    return settings.base(setting) == setting
+
+
 def _arch(r) -> str:
     """An architecture as sentences name it; DPC's rows of one setting differ in d too."""
     d = f"d={int(r.input_dim)} " if str(r.setting).startswith(settings.DPC + "/") else ""

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memcap.capacity import settings
-from memcap.capacity.aggregate import budget_limited, judged, setting_of
+from memcap.capacity.aggregate import budget_limited, is_plain, judged, setting_of
 from memcap.report.claims.common import _rows
 from memcap.report.claims.registry import claim
 from memcap.report.verdicts import PAPER_CLAIM, PROPERTY, Outcome, Region, Skip, outcome
@@ -44,8 +43,8 @@ def _finding(t, name: str) -> str:
         laws = None if laws is None else laws.assign(setting="mlt/classification C=100")
     if laws is None:
         return ""
-    plain = laws.setting.map(lambda s: s == settings.base(s))   # not a d_v or lr variant of the setting
-    r = laws[laws.setting.str.startswith("mlt/classification") & plain & (laws.law == name) & laws.statistic.notna()]
+    r = laws[laws.setting.str.startswith("mlt/classification") & laws.setting.map(is_plain) & (laws.law == name)
+             & laws.statistic.notna()]
     if r.empty:
         return ""
     r = r.iloc[0]
