@@ -21,12 +21,11 @@ from typing import Callable
 
 import torch
 
-from memcap.capacity import settings
+from memcap.capacity import grid, settings
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import MLTData, make_data
 from memcap.training.config import RunResult, TrainConfig
 from memcap.training.loop import train
-from memcap.training.schedule import mlt_num_steps
 
 
 @dataclass(frozen=True, order=True)
@@ -96,7 +95,7 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
     cfg = config(p, budgets.pop(), checkpoint_every_s)
     # one schedule's models side by side (StackedAdam): by step count, stable, so a pack of equal counts
     # keeps its order; each probe keeps its own row whatever its place
-    probes = sorted(probes, key=lambda pr: mlt_num_steps(pr.T, cfg.min_steps, cfg.epochs, cfg.batch_size))
+    probes = sorted(probes, key=lambda pr: grid.steps(p, pr.T, pr.budget))
     model = model_of(probes, p).to(device)
     data = nested_data(probes, p).to(device)
 
