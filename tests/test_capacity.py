@@ -228,6 +228,17 @@ def test_architectures_probe_files_and_row_names():
     assert grid.start_size(p, 4, 8) == round(p["start_bits"] * grid.params_of(p, 4, 8) / math.log2(100))
 
 
+def test_marking_one_architecture_not_run_renames_only_its_own_row():
+    p = curve_preset()
+    cut = {**p, "budget_not_run": {"cut": [[4, 4]]}}
+    assert grid.run_name("quick_curve", cut, 4, 4) != grid.run_name("quick_curve", p, 4, 4)
+    assert grid.run_name("quick_curve", cut, 2, 4) == grid.run_name("quick_curve", p, 2, 4)
+    both = {**p, "budget_not_run": {"cut": [[4, 4]], "GPU work": [[1, 4]]}}
+    assert grid.run_name("quick_curve", both, 4, 4) == grid.run_name("quick_curve", cut, 4, 4)
+    assert grid.run_name("quick_curve", {**p, "budget_not_run": {"other reason": [[4, 4]]}}, 4, 4) != \
+        grid.run_name("quick_curve", cut, 4, 4)                        # the reason is the row's to show
+
+
 def test_t_interval_and_pack_seconds():
     mean, low, high = summary.t_interval([90.0, 100.0, 110.0])
     assert mean == 100.0 and high - mean == pytest.approx(mean - low) and high - mean == pytest.approx(4.303 * 10 / 3 ** 0.5, rel=1e-3)
