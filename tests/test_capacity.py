@@ -501,6 +501,23 @@ def test_a_killed_budget_round_resumes_without_retraining(tmp_path):
     assert search_once(p, killed, tmp_path / "killed.ck", []) == 0
 
 
+def test_a_row_marked_not_run_takes_the_curve_another_preset_searched_once_unmarked(tmp_path):
+    """docs/cluster.md: paper_curve_gpu searches the curves paper_curve marks `GPU work`; unmarked, the
+    row's search finds every probe in the shared folder and trains nothing."""
+    runs, first, elsewhere, after = tmp_path / "runs", [], [], []
+    marked = tiny_preset(budgets=[1, 2], budget_not_run={"GPU work": [[1, 2]]})
+    search_once(marked, runs, tmp_path / "a.ck", first)
+    here = {pr for group in first for pr in group}
+    assert sum(pr.budget == 2 for pr in here) <= 1                          # the budget check's probe
+    gpu = {**marked, "heads_grid": [1, 4], "budget_not_run": {}}           # another grid, the same probes
+    assert grid.probe_folder(gpu, 1, 2) == grid.probe_folder(marked, 1, 2)
+    search_once(gpu, runs, tmp_path / "b.ck", elsewhere)
+    there = {pr for group in elsewhere for pr in group}
+    assert there and {pr.budget for pr in there} == {2} and not there & here   # the curve, nothing twice
+    unmarked = {k: v for k, v in marked.items() if k != "budget_not_run"}
+    assert search_once(unmarked, runs, tmp_path / "c.ck", after) == 0 and after == []
+
+
 # ---- bits without a threshold, the readout's rank, the lr check ------------------------------------
 
 def bits_points(bits_at: dict[int, float], seeds=(0, 1, 2)):
