@@ -65,9 +65,10 @@ def search_settings(p: dict, heads: int, head_dim: int) -> dict:
     """Everything one architecture's row depends on (its rule's params): its probes' settings and the
     search's knobs, without the grids, so adding an architecture reruns only that one. Of
     `budget_not_run` only this row's own reason counts: marking another row leaves this one alone."""
-    given = _given(p, OPTIONAL_SEARCH_KEYS)
-    if given.pop("budget_not_run", None) and not_run(p, heads, head_dim):
-        given["budget_not_run"] = not_run(p, heads, head_dim)
+    given, reason = _given(p, OPTIONAL_SEARCH_KEYS), not_run(p, heads, head_dim)
+    given.pop("budget_not_run", None)
+    if reason:
+        given["budget_not_run"] = reason
     return {**probe_settings(p, heads, head_dim), **{k: p[k] for k in SEARCH_KEYS}, **given}
 
 
