@@ -38,7 +38,7 @@ SLOWEST = {
     "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 37,
     "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 41,
     # the first of these builds the session's published clone (conftest.published_clone, ~14 s)
-    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 43,
+    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 50,
     "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 27,
     "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 21,
     "test_capacity.py::test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each": 30,

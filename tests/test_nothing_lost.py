@@ -22,7 +22,7 @@ import torch
 import yaml
 
 import infra_helpers as ih
-from conftest import BIN, REPO
+from conftest import BIN, REPO, tiny_capacity
 from memcap import checkpoint, results
 from memcap import params as mp
 from memcap.errors import TrainingFailed
@@ -203,10 +203,11 @@ def test_dvc_repro_with_bad_params_stops_before_any_output_is_deleted(restored, 
 
 
 @pytest.mark.e2e
-def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it(restored):
+def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it(restored, tmp_path):
     """The README's example: a preset of your own trains exactly its points; no published run changes;
     `make pull` then restores the published tables and figures and keeps your runs, and `dvc repro`
-    (as `make reproduce` runs it) has nothing to do."""
+    (as `make reproduce` runs it) has nothing to do. The same for a real search of a capacity preset of
+    your own (its rows and probes below runs/mine/; the published probes folder gains nothing)."""
     root, env = restored.root, ih.code_env(restored.root)
     readme = (REPO / "README.md").read_text()
     example = "# mine.yaml" + readme.split("# mine.yaml", 1)[1].split("```", 1)[0]
@@ -215,13 +216,26 @@ def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_i
     out = restored.snakemake("--configfile", "mine.yaml", "--", "mlt_synthetic", env=env)
     log = out.stdout + out.stderr
     assert log.count("rule mlt_train:") == 3, log[-3000:]
-    after = _digest(root)
-    runs = [f for f in before if "/runs/" in f or "/attention/" in f]
-    assert all(after[f] == before[f] for f in runs)            # every published run, byte for byte
-    mine = sorted(f for f in after if "/runs/mine/" in f)
+    mine = sorted(f for f in _digest(root) if "/runs/mine/" in f)
     assert len(mine) == 3
     table = pd.read_parquet(root / "results/mlt_synthetic/tables/runs.parquet")
     assert set(table.sweep) == {"scale_head_shared"} and set(table.scale) == {"mine"}
+
+    p = mp.read_yaml(root / "params.yaml")
+    own = {"capacity": {"quick": copy.deepcopy(p["capacity"]["quick"])}}
+    tiny_capacity(own)
+    capacity_yaml = tmp_path / "capacity-mine.yaml"
+    capacity_yaml.write_text(yaml.safe_dump({"scale": {**p["scale"], "capacity": "mine"},
+                                             "capacity": {"mine": own["capacity"]["quick"]}}))
+    restored.snakemake("--configfile", str(capacity_yaml), "--", "capacity", env=env)
+    after = _digest(root)
+    capacity_mine = [f for f in after if f.startswith("results/capacity/runs/mine/")]
+    assert len([f for f in capacity_mine if "/probes/" not in f]) == 2          # a row an architecture
+    assert any("/probes/" in f for f in capacity_mine)
+    runs = [f for f in before if "/runs/" in f or "/attention/" in f]
+    assert all(after[f] == before[f] for f in runs)            # every published run and probe, byte for byte
+    assert not [f for f in after if f.startswith("results/capacity/runs/probes/") and f not in before]
+    mine += capacity_mine
 
     pulled = restored.run("bash", "tools/dvc-pull.sh", env=env)
     # your runs are invisible to DVC (.dvcignore): the checkout leaves them where they are
@@ -236,7 +250,7 @@ def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_i
     said = repro.stdout + repro.stderr
     assert "Running stage" not in said and "dvc push" not in said, said[-3000:]
     assert (root / "dvc.lock").read_bytes() == lock
-    assert restored.run("git", "status", "--porcelain", "--untracked-files=no").stdout == ""
+    assert restored.run("git", "status", "--porcelain").stdout == "?? mine.yaml\n"   # nothing else, nothing tracked
     assert all(_digest(root)[f] == after[f] for f in mine)
 
 

@@ -131,7 +131,7 @@ if git rev-parse --verify -q HEAD >/dev/null && ! git diff --quiet HEAD -- param
 fi
 smk_targets=("${targets[@]}"); [ ${#smk_targets[@]} -gt 0 ] || smk_targets=(all)
 mkdir -p .snakemake/memcap
-if ! python tools/snakemake_touch.py --cores 1 --touch --forceall --quiet all "${config[@]}" -- "${smk_targets[@]}" \
+if ! python tools/snakemake_touch.py --cores 1024 --touch --forceall --quiet all "${config[@]}" -- "${smk_targets[@]}" \
         > .snakemake/memcap/pull-touch.log 2>&1; then
     echo "memcap: restored the files, but Snakemake could not record them (.snakemake/memcap/pull-touch.log):" >&2
     tail -n 5 .snakemake/memcap/pull-touch.log >&2
