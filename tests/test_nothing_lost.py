@@ -216,17 +216,16 @@ def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_i
     out = restored.snakemake("--configfile", "mine.yaml", "--", "mlt_synthetic", env=env)
     log = out.stdout + out.stderr
     assert log.count("rule mlt_train:") == 3, log[-3000:]
-    mine = sorted(f for f in _digest(root) if "/runs/mine/" in f)
+    mine = sorted(str(f.relative_to(root)) for f in root.glob("results/*/runs/mine/**/*") if f.is_file())
     assert len(mine) == 3
     table = pd.read_parquet(root / "results/mlt_synthetic/tables/runs.parquet")
     assert set(table.sweep) == {"scale_head_shared"} and set(table.scale) == {"mine"}
 
-    p = mp.read_yaml(root / "params.yaml")
-    own = {"capacity": {"quick": copy.deepcopy(p["capacity"]["quick"])}}
-    tiny_capacity(own)
+    p = restored.params()
+    tiny_capacity(p)
     capacity_yaml = tmp_path / "capacity-mine.yaml"
     capacity_yaml.write_text(yaml.safe_dump({"scale": {**p["scale"], "capacity": "mine"},
-                                             "capacity": {"mine": own["capacity"]["quick"]}}))
+                                             "capacity": {"mine": p["capacity"]["quick"]}}))
     restored.snakemake("--configfile", str(capacity_yaml), "--", "capacity", env=env)
     after = _digest(root)
     capacity_mine = [f for f in after if f.startswith("results/capacity/runs/mine/")]
