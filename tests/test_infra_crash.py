@@ -148,7 +148,7 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
             return ids[-1] if ids else ""
 
         # 1. SIGKILL the job's processes (as the OOM killer would): the job fails, the profile's
-        #    `retries: 1` resubmits it, and the new job resumes from the checkpoint.
+        #    `retries: 1` resubmits it (with twice the time limit), and the new job resumes from the checkpoint.
         _wait_for(lambda: _checkpoint_step(root / CKPT) > 0 and training_job(), 300, "a checkpoint", run)
         first = training_job()
         subprocess.run(["scancel", "--signal=KILL", first], check=True)
@@ -179,6 +179,10 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
     assert run.returncode == 0, out[-4000:]
     assert ih.show_job(first)["JobState"] in ("FAILED", "CANCELLED"), ih.show_job(first)
     assert int(ih.show_job(second)["Restarts"]) == 1 and ih.show_job(second)["JobState"] == "COMPLETED"
+    # the retry asked for twice the time limit (params.yaml runtime x attempt: a job killed at its limit
+    # gets more time), through the profile's `retries: 1`
+    limits = [ih.minutes(ih.show_job(j)["TimeLimit"]) for j in (first, second)]
+    assert limits == [ih.TRAIN_RES["runtime"] * a for a in (1, 2)], limits
     log = (root / LOG).read_text()          # the last attempt's log: it resumed, it did not restart
     resumed_at = int(log.split("resumed from checkpoint")[1].split("at step ")[1].split("/")[0])
     assert resumed_at >= requeued_at > killed_at > 0, log
