@@ -284,35 +284,32 @@ def test_the_claims_laws_leave_budget_limited_rows_out_and_the_all_rows_laws_kee
 
 # ---- end to end: one job an architecture (a CPU) and one pack job for all (a GPU preset) -----------
 
-def _tiny_project(p):
-    from conftest import tiny_capacity
-
-    tiny_capacity(p)
-
-
 @pytest.mark.e2e
-def test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each(tmp_path):
+def test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each(pipeline, tmp_path):
     """resources pack_models > 1: Snakemake plans one capacity_search_pack job for every missing row,
     each round one pack of all open architectures' probes; with one probe a seed a round it trains the
-    probes the per-architecture jobs train, to the same numbers, so the rows are the same."""
-    from conftest import copy_project
+    probes the per-architecture jobs train, to the same numbers, so the rows are the same. The jobs
+    alone are the shared tiny pipeline's (conftest.pipeline: the same `tiny_capacity` preset, one
+    capacity_search job an architecture)."""
+    from conftest import copy_project, log_of, tiny_capacity
 
-    alone, packed = copy_project(tmp_path / "alone"), copy_project(tmp_path / "packed")
-    alone.edit_params(_tiny_project)
-    packed.edit_params(lambda p: (_tiny_project(p), p["resources"]["quick"]["train"].update(pack_models=8)))
+    packed = copy_project(tmp_path / "packed")
+    packed.edit_params(lambda p: (tiny_capacity(p), p["resources"]["quick"]["train"].update(pack_models=8)))
+    alone = pipeline.root
+    rows = sorted(str(f.relative_to(alone)) for f in (alone / "results/capacity/runs/quick").glob("*.parquet"))
+    assert rows == sorted(packed.run_path("capacity", h, dh) for h, dh in ((1, 2), (2, 2)))   # the same settings
+    assert all((alone / log_of(r)).read_text() for r in rows)        # each searched by a job of its own
     dry = packed.snakemake("-n", "capacity").stdout
     assert "capacity_search_pack" in dry and "rule capacity_search:" not in dry, dry[-2000:]
-    assert "rule capacity_search:" in alone.snakemake("-n", "capacity").stdout
-    alone.snakemake("capacity")
     packed.snakemake("capacity")
     timing = ["wall_time_s", "pack", "models_in_round", "git_commit", "segments"]
-    a = pd.read_parquet(alone.root / "results/capacity/tables/probes.parquet").drop(columns=timing)
+    a = pd.read_parquet(alone / "results/capacity/tables/probes.parquet").drop(columns=timing)
     b = pd.read_parquet(packed.root / "results/capacity/tables/probes.parquet")
     assert (b.models_in_round > 3).any()                       # architectures trained together
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.drop(columns=timing).reset_index(drop=True),
                                   check_exact=False, rtol=1e-4)
     rows = ["capacity", "capacity_min", "seed_low", "seed_high", "status", "budget_limited"]
-    ta = pd.read_parquet(alone.root / "results/capacity/tables/capacity.parquet")[rows]
+    ta = pd.read_parquet(alone / "results/capacity/tables/capacity.parquet")[rows]
     tb = pd.read_parquet(packed.root / "results/capacity/tables/capacity.parquet")[rows]
     pd.testing.assert_frame_equal(ta, tb)
     assert "Nothing to be done" in packed.snakemake("-n", "capacity").stdout
