@@ -94,14 +94,12 @@ def test_snakemake_stops_before_any_job_on_bad_params(project):
     assert not [f for f in (project.root / "results").rglob("*") if f.is_file() and f.name != ".gitignore"]
 
 
-def test_cli_exits_2_with_the_message():
-    bad = REPO / "tests" / "_bad_params.yaml"
-    try:
-        bad.write_text(yaml.safe_dump(_with("scale", "big")))
-        proc = subprocess.run([sys.executable, "-m", "memcap", "params", "check", "--params", str(bad)],
-                              capture_output=True, text=True)
-    finally:
-        bad.unlink()
+def test_cli_exits_2_with_the_message(tmp_path):
+    # in tmp_path, not the repository: a file there is copied by every other worker's copy_project
+    bad = tmp_path / "bad_params.yaml"
+    bad.write_text(yaml.safe_dump(_with("scale", "big")))
+    proc = subprocess.run([sys.executable, "-m", "memcap", "params", "check", "--params", str(bad)],
+                          capture_output=True, text=True)
     assert proc.returncode == 2 and "scale: got 'big'" in proc.stderr
 
 
