@@ -296,9 +296,9 @@ def test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one
     packed = copy_project(tmp_path / "packed")
     packed.edit_params(lambda p: (tiny_capacity(p), p["resources"]["quick"]["train"].update(pack_models=8)))
     alone = pipeline.root
-    rows = sorted(str(f.relative_to(alone)) for f in (alone / "results/capacity/runs/quick").glob("*.parquet"))
-    assert rows == sorted(packed.run_path("capacity", h, dh) for h, dh in ((1, 2), (2, 2)))   # the same settings
-    assert all((alone / log_of(r)).read_text() for r in rows)        # each searched by a job of its own
+    row_files = sorted(str(f.relative_to(alone)) for f in (alone / "results/capacity/runs/quick").glob("*.parquet"))
+    assert row_files == sorted(packed.run_path("capacity", h, dh) for h, dh in ((1, 2), (2, 2)))   # the same settings
+    assert all((alone / log_of(r)).read_text() for r in row_files)   # each searched by a job of its own
     dry = packed.snakemake("-n", "capacity").stdout
     assert "capacity_search_pack" in dry and "rule capacity_search:" not in dry, dry[-2000:]
     packed.snakemake("capacity")
