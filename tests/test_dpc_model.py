@@ -221,6 +221,55 @@ def test_a_requeued_job_keeps_its_finished_points(tmp_path, monkeypatch):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_pack_of_curves_writes_what_each_job_alone_writes_and_a_stopped_pack_retrains_nothing(tmp_path, monkeypatch):
+    """`memcap dpc train-pack` (a preset whose dpc jobs pack): each curve's file holds the rows `memcap dpc
+    train` writes for it alone; stopped in its second curve, the pack has written nothing, and run again
+    it trains only the points it had not finished, then leaves no checkpoint."""
+    import re
+
+    import yaml
+
+    import memcap.dpc.train as tr
+    from memcap import params as memcap_params
+    from memcap.cli import build_parser
+    from memcap.dpc import grid
+    from test_dpc_pipeline import tiny_dpc
+
+    params = yaml.safe_load(open("params.yaml"))
+    params["scale"]["dpc"] = "quick"
+    tiny_dpc(params)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    q = memcap_params.load("params.yaml")["dpc"]["quick"]
+    curves = [("exp1", "4"), ("exp2", "all")]
+    runs = [f"results/dpc/runs/{grid.run_name('quick', q, e, label)}" for e, label in curves]
+
+    def cli(*argv):
+        args = build_parser().parse_args(["dpc", *argv, "--threads", "1"])
+        args.func(args)
+
+    for (e, label), run in zip(curves, runs):
+        cli("train", "--experiment", e, "--series", label, "--settings-key", grid.parse_run_name(run)[3],
+            "--out", f"alone/{e}.parquet")
+    calls, real_train = [], tr.train
+    monkeypatch.setattr(tr, "train", preempted_on_call(4, real_train, calls, lambda *a: None))
+    with pytest.raises(KeyboardInterrupt):                       # in exp2's second point
+        cli("train-pack", "--runs", *runs)
+    assert not list(tmp_path.glob("results/**/*.parquet"))       # every curve is written at the end
+    calls.clear()
+    monkeypatch.setattr(tr, "train", lambda model, *a, **k: calls.append(k["desc"]) or real_train(model, *a, **k))
+    cli("train-pack", "--runs", *runs)
+    assert calls == [f"exp2 all x={q['experiments']['exp2']['x']['values'][1]}"], calls   # the rest was kept
+    timing = re.compile(r"wall|segments")
+    for (e, _), run in zip(curves, runs):
+        packed, alone = pd.read_parquet(run), pd.read_parquet(f"alone/{e}.parquet")
+        keep = [c for c in alone.columns if not timing.search(c)]
+        pd.testing.assert_frame_equal(packed[keep], alone[keep], obj=run)
+    assert not list(tmp_path.glob("checkpoints/**/*.pt"))
+    with pytest.raises(memcap_params.ParamsError, match="other settings"):   # a name for other settings
+        cli("train-pack", "--runs", runs[0].replace(grid.parse_run_name(runs[0])[3], "0" * 8))
+
+
 def test_fused_loss_is_nll_with_its_gradient_and_the_argmax_hits():
     from memcap.dpc.train import NLLAndHits
 

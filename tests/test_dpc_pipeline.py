@@ -25,9 +25,12 @@ def tiny_dpc(params: dict) -> None:
 
 @pytest.mark.e2e
 def test_dpc_target_runs_end_to_end(pipeline, pipeline_left):
-    """Reads the shared tiny run (conftest.pipeline), whose DPC family is `tiny_dpc`'s."""
+    """Reads the shared tiny run (conftest.pipeline), whose DPC family is `tiny_dpc`'s, its curves
+    trained as one pack job (resources pack_models > 1)."""
     project = pipeline
     root = project.root
+    assert (root / "logs/dpc/quick/pack.log").stat().st_size > 0
+    assert not list(root.glob("logs/dpc/quick/*/*.log"))                    # no curve had a job of its own
     tables = root / "results/dpc/tables"
     runs = read_parquet(tables / "runs.parquet")
     q = project.params()["dpc"]["quick"]
@@ -68,6 +71,23 @@ def test_bad_dpc_params_are_rejected_with_the_key():
     bad["dpc"]["quick"]["groups"]["base"]["lr"] = -1
     with pytest.raises(memcap_params.ParamsError, match=r"dpc\.quick\.groups\.base\.lr"):
         memcap_params.validate(bad)
+
+
+@pytest.mark.e2e
+def test_a_dpc_pack_takes_only_the_missing_curves(pipeline, tmp_path):
+    """With one of the shared pipeline's packed curves gone, the plan is one pack job whose one output
+    is that curve: a curve that exists is in no pack (neither retrained nor deleted)."""
+    import infra_helpers as ih
+    from conftest import Project
+
+    project = Project(tmp_path / "memcap")
+    ih.copy_tree(pipeline.root, project.root)
+    curves = sorted(str(f.relative_to(project.root)) for f in project.root.glob("results/dpc/runs/quick/*/*.parquet"))
+    (project.root / curves[0]).unlink()
+    dry = project.snakemake("-n", "dpc", env=ih.code_env(project.root)).stdout
+    job = dry.split("rule dpc_train_pack:", 1)[1].split("\n[", 1)[0]             # up to the next job
+    assert f"output: {curves[0]}\n" in job and dry.count("rule dpc_train") == 1, dry[-3000:]
+    assert not [c for c in curves[1:] if c in job]
 
 
 @pytest.mark.e2e

@@ -33,6 +33,8 @@ def tiny_report(p: dict, cache: str) -> None:
     for name in ("scale_head_shared", "regress_scale_head_shared"):   # Fig 2a and bits; Fig 5 (regression)
         q["sweeps"][name] = {**sweeps[name], "values": [1, 2], "dataset_sizes": [48], "min_steps": 40}
     tiny_dpc(p)
+    # DPC's curves as one pack job (a tiny curve costs less than its process start; test_dpc_pipeline.py)
+    p["resources"]["quick"]["families"] = {"dpc": {"train": {"pack_models": 16}}}
     tiny_assumptions(p, cache)
     tiny_capacity(p)
 

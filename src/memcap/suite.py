@@ -22,7 +22,7 @@ from memcap import params as memcap_params
 WIP = Path("wip/suite")
 CONFIG = WIP / "suite.yaml"
 # Training rules run one thread per job here: the models are too small for threads to pay.
-TRAIN_RULES = {"mlt_synthetic": ["mlt_train", "mlt_train_with_attention"], "dpc": ["dpc_train"],
+TRAIN_RULES = {"mlt_synthetic": ["mlt_train", "mlt_train_with_attention"], "dpc": ["dpc_train", "dpc_train_pack"],
                "capacity": ["capacity_search"], "theory": ["theory_gd", "theory_construct", "theory_bounds"],
                "assumptions": ["assumptions_track", "assumptions_digits_vit"]}
 

@@ -1,5 +1,6 @@
 # DPC (Dana, Pydi, Chevaleyre 2025): attention-only transformers memorising a look-up table.
-# One training job per (experiment, series value): it trains every x of that curve, repetitions batched.
+# One training job per (experiment, series value): it trains every x of that curve, repetitions batched
+# (a preset whose dpc jobs pack: one job for every missing curve, below).
 # Paths come from the library's names: jobs (memcap.dpc.grid), tables (aggregate.TABLES), figures.
 import glob
 
@@ -31,26 +32,49 @@ rule dpc:
         DPC_FIGURES,
 
 
-rule dpc_train:
-    """Train one curve (every x of one series value); one Parquet row per (x, repetition)."""
-    output:
-        f"{DPC}/runs/{{preset}}/{{experiment}}/{{series}}-{{key}}.parquet",
-    log:
-        "logs/dpc/{preset}/{experiment}/{series}-{key}.log",
-    benchmark:
-        "logs/dpc/{preset}/{experiment}/{series}-{key}.benchmark.tsv"
-    wildcard_constraints:
-        preset=r"[a-z][a-z0-9_]*",
-        experiment=never_match(list(DPC_PRESET["experiments"])),
-        series=r"all|\d+",
-        key=KEY_PATTERN,
-    threads: threads_of("train", "dpc")
-    resources: **res("train", "dpc")
-    shell:
-        "memcap dpc train --threads {threads} --experiment {wildcards.experiment} "
-        "--series {wildcards.series} --settings-key {wildcards.key} "
-        "--checkpoint checkpoints/dpc/{wildcards.preset}/{wildcards.experiment}_{wildcards.series}-{wildcards.key} "
-        "--out {output} > {log} 2>&1"
+# A preset whose dpc jobs pack (resources pack_models > 1): one job trains every curve missing when the
+# run starts, one after another (a tiny curve costs less than its process start); a curve that exists
+# is in no pack. Else one job a curve, which trains its x values in turn.
+# A job alone and a pack run the same command, so Snakemake's record of a curve is the same whichever
+# made it (a packed curve is not retrained once the next run plans no pack). Checkpoints:
+# checkpoints/dpc/<preset>/<experiment>_<series>-<key>_x<x>.pt (memcap.dpc.grid.checkpoint_prefix).
+DPC_MISSING = [r for r in DPC_RUNS if not os.path.exists(r)] if pack_sizes(dpc_grid.FAMILY)[0] > 1 else []
+DPC_TRAIN_SHELL = "memcap dpc train-pack --threads {threads} --runs {output} > {log} 2>&1"
+
+if DPC_MISSING:
+
+    rule dpc_train_pack:
+        """Train every missing curve, one after another; each curve's file as a job alone writes it."""
+        output:
+            DPC_MISSING,
+        log:
+            f"logs/dpc/{DPC_PRESET_NAME}/pack.log",
+        benchmark:
+            f"logs/dpc/{DPC_PRESET_NAME}/pack.benchmark.tsv"
+        threads: threads_of("train", "dpc")
+        resources: **res("train", "dpc")
+        shell:
+            DPC_TRAIN_SHELL
+
+else:
+
+    rule dpc_train:
+        """Train one curve (every x of one series value); one Parquet row per (x, repetition)."""
+        output:
+            f"{DPC}/runs/{{preset}}/{{experiment}}/{{series}}-{{key}}.parquet",
+        log:
+            "logs/dpc/{preset}/{experiment}/{series}-{key}.log",
+        benchmark:
+            "logs/dpc/{preset}/{experiment}/{series}-{key}.benchmark.tsv"
+        wildcard_constraints:
+            preset=r"[a-z][a-z0-9_]*",
+            experiment=never_match(list(DPC_PRESET["experiments"])),
+            series=r"all|\d+",
+            key=KEY_PATTERN,
+        threads: threads_of("train", "dpc")
+        resources: **res("train", "dpc")
+        shell:
+            DPC_TRAIN_SHELL
 
 
 rule dpc_aggregate:

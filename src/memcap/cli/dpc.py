@@ -1,4 +1,4 @@
-"""dpc: train one curve, aggregate the runs, fit and draw, and the KL theory."""
+"""dpc: train one curve (or a pack of them), aggregate the runs, fit and draw, and the KL theory."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ def register(sub) -> None:
     p.add_argument("--checkpoint", help="prefix of per-grid-point checkpoints (preemption, requeue)")
     add_settings_key_arg(p)
     p.set_defaults(func=_train)
+
+    p = sub.add_parser("train-pack", help="train the curves of these files in one job, one after another "
+                                          "(the rules' command: one curve a job, or a pack of every missing one)")
+    add_params_args(p)
+    p.add_argument("--runs", nargs="+", required=True,
+                   help="the curves to write: results/dpc/runs/<preset>/<experiment>/<series>-<key>.parquet")
+    p.set_defaults(func=_train_pack)
 
     p = sub.add_parser("aggregate", help="concatenate the run Parquets; per-grid-point summary; DVC metrics")
     add_params_args(p)
@@ -75,6 +82,31 @@ def _train(args) -> None:
     meta = results.provenance(s, scale=scale, experiment=args.experiment, series=args.series)
     results.write_parquet(runs, args.out, meta)
     train.clear_checkpoints(args.checkpoint, s)   # only now: a kill before the write loses no point
+
+
+def _train_pack(args) -> None:
+    from memcap import keys, results, runtime
+    from memcap.dpc import grid, train
+
+    params = load_params(args)
+    runtime.prepare(args.threads)
+    scale = memcap_params.scale_of(params, "dpc")
+    curves = []
+    for run in args.runs:   # every name checked before anything trains
+        preset, experiment, label, key = grid.parse_run_name(run)
+        if preset != scale:
+            raise SystemExit(f"dpc train-pack: {run} belongs to preset {preset!r}, not the active {scale!r}")
+        s = grid.settings(_preset(params), experiment)
+        keys.check(key, scale, s, args.params)
+        curves.append((run, experiment, label, s))
+    # Every curve trains before any is written: a finished curve's points wait in its checkpoints, so a
+    # pack stopped mid-way (Snakemake then deletes all its outputs) retrains none of them when it reruns.
+    trained = [train.run_job(s, experiment, label, scale, params.get("device", "auto"),
+                             checkpoint_prefix=grid.checkpoint_prefix(run))
+               for run, experiment, label, s in curves]
+    for (run, experiment, label, s), runs in zip(curves, trained):
+        results.write_parquet(runs, run, results.provenance(s, scale=scale, experiment=experiment, series=label))
+        train.clear_checkpoints(grid.checkpoint_prefix(run), s)
 
 
 def _aggregate(args) -> None:

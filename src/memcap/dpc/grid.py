@@ -2,7 +2,8 @@
 
 An experiment varies one quantity `x` (heads, head_dim, dim, a width multiple, or the Exp 5 MLP arm's
 "heads" with W = 2d(H−1)) for each value of an optional `series` (dim, with d_h = d when head_dim is
-null). One job = (experiment, series value): one curve, every x trained in turn.
+null). One job = (experiment, series value): one curve, every x trained in turn; a preset whose dpc
+jobs pack trains every missing curve in one job, one curve after another.
 
 Seeds: the table and the fixed sample come from the group seed (2222, shared by every run of a
 group); repetition r initialises and shuffles from its own seed, derived from (group seed, r).
@@ -35,6 +36,19 @@ def run_name(preset_name: str, preset: dict, experiment: str, label: str) -> str
     """A curve's file below runs/: <preset>/<experiment>/<series label>-<key>.parquet, the key standing
     for the experiment's settings (memcap.keys)."""
     return f"{preset_name}/{experiment}/{label}-{settings_key(preset_name, settings(preset, experiment))}.parquet"
+
+
+def parse_run_name(path: str) -> tuple[str, str, str, str]:
+    """(preset, experiment, series label, settings key) of a curve's file: run_name read back."""
+    preset, experiment, name = str(path).removesuffix(".parquet").split("/")[-3:]
+    label, key = name.rsplit("-", 1)
+    return preset, experiment, label, key
+
+
+def checkpoint_prefix(path: str) -> str:
+    """Where a curve's per-point checkpoints live: checkpoints/dpc/<preset>/<experiment>_<series label>-<key>."""
+    preset, experiment, label, key = parse_run_name(path)
+    return f"checkpoints/{FAMILY}/{preset}/{experiment}_{label}-{key}"
 
 
 def jobs(preset: dict) -> list[tuple[str, str]]:
