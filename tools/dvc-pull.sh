@@ -131,11 +131,12 @@ if git rev-parse --verify -q HEAD >/dev/null && ! git diff --quiet HEAD -- param
 fi
 smk_targets=("${targets[@]}"); [ ${#smk_targets[@]} -gt 0 ] || smk_targets=(all)
 mkdir -p .snakemake/memcap
+# Then, in the same process, the dry run of the current params.yaml: its last line says what is left.
 if ! python tools/snakemake_touch.py --cores 1024 --touch --forceall --quiet all "${config[@]}" -- "${smk_targets[@]}" \
-        > .snakemake/memcap/pull-touch.log 2>&1; then
+        ++ --cores 1 --dry-run --quiet all -- "${smk_targets[@]}" > .snakemake/memcap/pull-touch.log 2>&1; then
     echo "memcap: restored the files, but Snakemake could not record them (.snakemake/memcap/pull-touch.log):" >&2
     tail -n 5 .snakemake/memcap/pull-touch.log >&2
     exit 1
 fi
 echo "restored from the $where"
-snakemake --cores 1 --dry-run --quiet all -- "${smk_targets[@]}" 2>&1 | tail -n 1
+tail -n 1 .snakemake/memcap/pull-touch.log
