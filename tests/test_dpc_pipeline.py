@@ -74,23 +74,6 @@ def test_bad_dpc_params_are_rejected_with_the_key():
 
 
 @pytest.mark.e2e
-def test_a_dpc_pack_takes_only_the_missing_curves(pipeline, tmp_path):
-    """With one of the shared pipeline's packed curves gone, the plan is one pack job whose one output
-    is that curve: a curve that exists is in no pack (neither retrained nor deleted)."""
-    import infra_helpers as ih
-    from conftest import Project
-
-    project = Project(tmp_path / "memcap")
-    ih.copy_tree(pipeline.root, project.root)
-    curves = sorted(str(f.relative_to(project.root)) for f in project.root.glob("results/dpc/runs/quick/*/*.parquet"))
-    (project.root / curves[0]).unlink()
-    dry = project.snakemake("-n", "dpc", env=ih.code_env(project.root)).stdout
-    job = dry.split("rule dpc_train_pack:", 1)[1].split("\n[", 1)[0]             # up to the next job
-    assert f"output: {curves[0]}\n" in job and dry.count("rule dpc_train") == 1, dry[-3000:]
-    assert not [c for c in curves[1:] if c in job]
-
-
-@pytest.mark.e2e
 def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_path):
     """`memcap suite`: a session finishes one curve and stops; `snapshot` DVC-tracks it into the
     published remote; a fresh clone's `run` restores it, trains only the other curves, and the
@@ -122,7 +105,7 @@ def test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot(project, tmp_pat
     # a quick result of the same curve, as `make pull` brings: its own file, neither replaced nor used
     quick_curve = fresh.run_path("dpc", "exp2", "all")
     assert quick_curve != curve and "/runs/quick/" in quick_curve and "/runs/paper/" in curve
-    fresh.snakemake("--", quick_curve, env=ih.code_env(clone))
+    fresh.run("memcap", "dpc", "train-pack", "--runs", quick_curve, env=ih.code_env(clone))
     quick_bytes = (clone / quick_curve).read_bytes()
     early = fresh.run("memcap", "suite", "finish", "--cores", "1", check=False, env=ih.code_env(clone))
     assert early.returncode == 1 and "training jobs left" in early.stderr and "dpc_train" in early.stderr, early

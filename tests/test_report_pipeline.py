@@ -100,13 +100,19 @@ def test_report_target_end_to_end(pipeline, pipeline_left, tmp_path):
     shown = [n for n in names if n.endswith(".png") and "/data/raw/" in n]
     assert len(shown) >= len(pngs), names[:20]
 
-    # The capacity family: a new architecture reruns only its own search (the rule's params leave the
-    # grids out). On a copy: the shared run is read by other tests.
+    # On a copy (the shared run is read by other tests), one plan for two families: a new capacity
+    # architecture reruns only its own search (the rule's params leave the grids out), and a missing DPC
+    # curve is the one output of the one pack job (tiny_report packs DPC): a curve that exists is in no pack.
     project = Project(Path(shutil.copytree(project.root, tmp_path / "copy", symlinks=True)))
     env = code_env(project.root)
     project.edit_params(lambda p: p["capacity"]["quick"].update(head_dim_grid=[2, 4]))
-    dry = project.snakemake("-n", "capacity", env=env).stdout
+    curves = sorted(str(f.relative_to(project.root)) for f in project.root.glob("results/dpc/runs/quick/*/*.parquet"))
+    (project.root / curves[0]).unlink()
+    dry = project.snakemake("-n", "capacity", "dpc", env=env).stdout
     assert project.run_path("capacity", 1, 4) in dry and re.search(r"capacity_search\s+1\n", dry), dry
+    pack = dry.split("rule dpc_train_pack:", 1)[1].split("\n[", 1)[0]            # up to the next job
+    assert f"output: {curves[0]}\n" in pack and dry.count("rule dpc_train") == 1, dry[-3000:]
+    assert not [c for c in curves[1:] if c in pack]
 
 
 def test_how_each_result_was_made_matches_the_run_files(pipeline):
