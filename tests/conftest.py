@@ -30,22 +30,22 @@ BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 # contiguous block of the collection (then an idle worker steals from the end of a busy one's), so each
 # block here is its worker's slow tests, then the rest in collection order.
 SLOWEST = {
-    # builds the shared tiny pipeline (conftest.pipeline, ~95 s in the suite) that the family
+    # builds the shared tiny pipeline (conftest.pipeline, ~70 s in the suite) that the family
     # end-to-end tests and the DVC round trip read
-    "test_report_pipeline.py::test_report_target_end_to_end": 98,
-    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 78,      # mostly waits on SLURM
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 52,      # AFTER_PIPELINE
-    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 40,   # waits, too
+    "test_report_pipeline.py::test_report_target_end_to_end": 72,
+    "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 70,      # mostly waits on SLURM
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 50,      # AFTER_PIPELINE
+    "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 39,   # waits, too
     # the first of these builds the session's published clone (conftest.published_clone, ~9 s)
-    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 40,
-    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 34,
-    "test_bundle.py::test_a_pack_stopped_midway_then_resumed_from_the_bundles_gives_the_runs_snakemake_trains": 21,
-    "test_capacity.py::test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each": 12,
-    "test_nothing_wrong.py::test_an_interrupted_pull_then_a_pull_restores_exactly_the_published_state": 13,
-    "test_infra_dvc.py::test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_nothing_retrains": 11,
-    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 11,
-    "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 10,
-    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 8,
+    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 33,
+    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 31,
+    "test_bundle.py::test_a_pack_stopped_midway_then_resumed_from_the_bundles_gives_the_runs_snakemake_trains": 20,
+    "test_capacity.py::test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each": 10,
+    "test_nothing_wrong.py::test_an_interrupted_pull_then_a_pull_restores_exactly_the_published_state": 12,
+    "test_infra_dvc.py::test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_nothing_retrains": 9,
+    "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 10,
+    "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 9,
+    "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 9,
 }
 
 # Slow tests that start from the shared pipeline's results (conftest.pipeline), which the worker given
