@@ -22,12 +22,12 @@ $(VENV)/.memcap-installed: pyproject.toml tools/setup.sh
 # The published results (published/dvc-remote, in the repository) first, then only what a params
 # change made stale trains: on a fresh clone with unchanged params nothing trains.
 reproduce: setup
-	bash tools/dvc-pull.sh
+	python tools/dvc_pull.py
 	dvc repro
 
 # Cached results instead of retraining: dvc pull, then make Snakemake agree that nothing is stale.
 pull: setup
-	bash tools/dvc-pull.sh
+	python tools/dvc_pull.py
 
 # Cold, every family at the quick preset (minutes on 2 cores): no cache, no published results. Quick
 # stand-ins, not what dvc.lock records (DPC and theory at paper scale): `make clean pull` restores those.

@@ -233,7 +233,7 @@ def pipeline_left(pipeline, tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def published_clone(tmp_path_factory) -> Path:
     """A `git clone` of this repository restored from its published DVC remote by the project's pull
-    command (`tools/dvc-pull.sh`, as `make pull` runs it), once per session; its output is kept in
+    command (`tools/dvc_pull.py`, as `make pull` runs it), once per session; its output is kept in
     `pull.log` beside the clone. Read it, or `cp -a` it (mtimes kept, so Snakemake agrees)."""
     from infra_helpers import code_env
 
@@ -241,7 +241,7 @@ def published_clone(tmp_path_factory) -> Path:
         clone = shared / "clone"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
         shutil.copytree(REPO / "data" / "gpt2-bpe", clone / "data" / "gpt2-bpe")   # what make setup fetches
-        pulled = Project(clone).run("bash", "tools/dvc-pull.sh", env=code_env(clone))
+        pulled = Project(clone).run("python", "tools/dvc_pull.py", env=code_env(clone))
         (shared / "pull.log").write_text(pulled.stdout)
 
     return built_once(tmp_path_factory, "published-clone", build) / "clone"

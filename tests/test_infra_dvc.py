@@ -1,5 +1,5 @@
 """DVC remote round trip: two stages (mlt_synthetic, theory) pushed with their run-cache, a fresh
-`git clone` + `tools/dvc-pull.sh` (nothing reruns, nothing trains), then figures rebuilt from pulled
+`git clone` + `tools/dvc_pull.py` (nothing reruns, nothing trains), then figures rebuilt from pulled
 Parquet without training, one changed grid value (`dvc exp run -S`) rerunning only its job, and `dvc repro --pull`
 restoring earlier params' results from the run-cache.
 
@@ -95,7 +95,7 @@ def test_dvc_round_trip_incremental_and_run_cache(pipeline, tmp_path):
     fresh = Project(clone)
     env = ih.code_env(clone)
     _use_remote(clone, remote)
-    pulled = fresh.run("bash", "tools/dvc-pull.sh", *STAGES, env=env).stdout
+    pulled = fresh.run("python", "tools/dvc_pull.py", *STAGES, env=env).stdout
     assert "Nothing to be done" in pulled, pulled
     assert "Nothing to be done" in fresh.snakemake("-n", *STAGES, env=env).stdout
     assert "Data and pipelines are up to date" in fresh.run("dvc", "repro", *STAGES, env=env).stdout
@@ -186,7 +186,7 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone
     shutil.rmtree(clone / "results" / "capacity" / "tables")
     (tmp_path / "empty-remote").mkdir()
     fresh.run("dvc", "remote", "modify", "--local", "published", "url", str(tmp_path / "empty-remote"))
-    failed = fresh.run("bash", "tools/dvc-pull.sh", check=False, env=env)
+    failed = fresh.run("python", "tools/dvc_pull.py", check=False, env=env)
     assert failed.returncode == 1
     assert "not on that remote" in failed.stderr and "make retrain" in failed.stderr, failed.stderr
     assert "Traceback" not in failed.stderr + failed.stdout
@@ -226,7 +226,7 @@ def test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_
     shutil.copytree(REPO / "data" / "gpt2-bpe", fresh.root / "data" / "gpt2-bpe")   # what make setup fetches
     env = ih.code_env(fresh.root)
     _lab_remote(fresh, url, env)
-    pulled = fresh.run("bash", "tools/dvc-pull.sh", SSH_STAGE, env=env, timeout=900)
+    pulled = fresh.run("python", "tools/dvc_pull.py", SSH_STAGE, env=env, timeout=900)
     assert "restored from the DVC remote 'lab'" in pulled.stdout + pulled.stderr, pulled.stdout[-2000:]
     assert "Data and pipelines are up to date" in fresh.run("dvc", "status", SSH_STAGE, env=env).stdout
     assert "Nothing to be done" in fresh.run("snakemake", "-n", SSH_STAGE, env=env).stdout

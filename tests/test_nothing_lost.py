@@ -236,7 +236,7 @@ def test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_i
     assert not [f for f in after if f.startswith("results/capacity/runs/probes/") and f not in before]
     mine += capacity_mine
 
-    pulled = restored.run("bash", "tools/dvc-pull.sh", env=env)
+    pulled = restored.run("python", "tools/dvc_pull.py", env=env)
     # your runs are invisible to DVC (.dvcignore): the checkout leaves them where they are
     assert "replacing" in pulled.stdout and "runs/mine" not in pulled.stdout, pulled.stdout
     final = _digest(root)
@@ -267,7 +267,7 @@ def test_a_corrupt_result_stops_the_run_naming_the_file(restored):
 def test_a_missing_remote_folder_or_object_changes_nothing(restored, tmp_path):
     root, env = restored.root, ih.code_env(restored.root)
     restored.run("dvc", "remote", "modify", "--local", "published", "url", str(tmp_path / "nowhere"))
-    gone = restored.run("bash", "tools/dvc-pull.sh", check=False, env=env)
+    gone = restored.run("python", "tools/dvc_pull.py", check=False, env=env)
     assert gone.returncode == 1 and "does not exist (no such folder)" in gone.stderr, gone.stderr
 
     # A remote that lacks one directory manifest, on a machine without a cache: nothing is checked out.
@@ -283,7 +283,7 @@ def test_a_missing_remote_folder_or_object_changes_nothing(restored, tmp_path):
             if f.is_file() and f.name != ".gitignore" and f.parent.name != "params" and f.name != "metrics.json":
                 f.unlink()
     left = _digest(root)
-    failed = restored.run("bash", "tools/dvc-pull.sh", check=False, env=env)
+    failed = restored.run("python", "tools/dvc_pull.py", check=False, env=env)
     assert failed.returncode == 1 and "nothing in your workspace changed" in failed.stderr, failed.stderr
     assert _digest(root) == left
 

@@ -3,7 +3,7 @@ last good outputs, a preset of your own stays invisible to DVC in every family, 
 nothing that a later run records, names and scales are checked whole.
 
 The end-to-end tests start from a copy of the shared clone restored from the published remote
-(conftest.restored) and run the real `tools/dvc-pull.sh`, `dvc repro` and `dvc status`."""
+(conftest.restored) and run the real `tools/dvc_pull.py`, `dvc repro` and `dvc status`."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def test_a_flipped_byte_in_a_remote_object_stops_the_pull_naming_the_file(restor
         cached.unlink(missing_ok=True)                     # this machine lacks the object: it is fetched
         (root / name).unlink(missing_ok=True)
         before = _digest(root, "results", "figures")
-        failed = restored.run("bash", "tools/dvc-pull.sh", check=False, env=env)
+        failed = restored.run("python", "tools/dvc_pull.py", check=False, env=env)
         said = failed.stdout + failed.stderr
         assert failed.returncode == 1 and name in failed.stderr and "corrupted" in failed.stderr, (verify, said)
         assert "nothing in your workspace changed" in failed.stderr and "Traceback" not in said
@@ -196,7 +196,7 @@ def test_an_interrupted_pull_then_a_pull_restores_exactly_the_published_state(re
     tops = ("results/mlt_synthetic/runs", "results/dpc/runs", *(f for f in (root / "figures").iterdir() if f.is_dir()))
     for top in tops:
         shutil.rmtree(root / top)
-    pull = subprocess.Popen(["bash", "tools/dvc-pull.sh"], cwd=root, env=ih.popen_env(root), start_new_session=True,
+    pull = subprocess.Popen(["python", "tools/dvc_pull.py"], cwd=root, env=ih.popen_env(root), start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     end = time.monotonic() + 120
     while not any((root / "results/mlt_synthetic").glob("runs/*")) and time.monotonic() < end:
@@ -208,7 +208,7 @@ def test_an_interrupted_pull_then_a_pull_restores_exactly_the_published_state(re
     for f in junk:
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_bytes(b"")
-    restored.run("bash", "tools/dvc-pull.sh", env=ih.code_env(root))
+    restored.run("python", "tools/dvc_pull.py", env=ih.code_env(root))
     assert not [f for f in root.rglob("*.tmp") if ".dvc" not in f.parts]
     assert _digest(root, "results", "figures") == published
     assert _changed_outs(restored) == {} and (root / "dvc.lock").read_bytes() == lock

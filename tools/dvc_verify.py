@@ -8,7 +8,7 @@ their `.dir` listing) and hashes the object in the local cache (.dvc/cache), or 
 remote that is a folder. A missing object, or one whose bytes do not match its name, is named with the
 output file it holds; a mismatching object in the cache is deleted (never checked out), so the next
 fetch brings it again. Exit 1 with one line per bad file; exit 0 and nothing printed when all match.
-`make pull` runs it between `dvc fetch` and `dvc checkout`, `make publish` before and after `dvc push`.
+`make pull` runs it between fetch and checkout (tools/dvc_pull.py), `make publish` before and after `dvc push`.
 """
 
 from __future__ import annotations
@@ -70,23 +70,29 @@ def check(store: Path, path: str, digest: str, drop: bool) -> list[str]:
     return problems
 
 
+def problems(stages: list[str], remote: Path | None = None, lock: Path = Path("dvc.lock")) -> list[str]:
+    """One line per bad file of `stages` (all when empty): in the cache (a bad object dropped from it),
+    or in `remote`, a remote that is a folder (nothing dropped)."""
+    data = yaml.safe_load(lock.read_text()) or {}
+    store = remote or Path(".dvc/cache")
+    found, seen = [], set()
+    for path, digest in objects(data, stages, uncached(lock.with_name("dvc.yaml"))):
+        if digest not in seen:
+            seen.add(digest)
+            found += check(store, path, digest, drop=remote is None)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("stages", nargs="*")
     ap.add_argument("--remote", type=Path, help="a remote that is a folder (default: the cache, .dvc/cache)")
     ap.add_argument("--lock", type=Path, default=Path("dvc.lock"))
     args = ap.parse_args(argv)
-    lock = yaml.safe_load(args.lock.read_text()) or {}
-    store = args.remote or Path(".dvc/cache")
-    problems = []
-    seen: set[str] = set()
-    for path, digest in objects(lock, args.stages, uncached(args.lock.with_name("dvc.yaml"))):
-        if digest not in seen:
-            seen.add(digest)
-            problems += check(store, path, digest, drop=args.remote is None)
-    for line in problems:
+    bad = problems(args.stages, args.remote, args.lock)
+    for line in bad:
         print(line)
-    return 1 if problems else 0
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,241 @@
+"""Restore cached results instead of retraining: `make pull`, the first half of `make reproduce`, or
+`python tools/dvc_pull.py [stage ...]` (stage names are the Snakemake target names; default: everything).
+
+ 1. Fetch from the default DVC remote: the repository's own read-only published remote
+    (published/dvc-remote) unless you set another (README "Your lab's remote"). A missing remote or
+    object stops with a short message before the workspace changes.
+ 2. Check every fetched object against its hash (tools/dvc_verify.py), then check out. Run files of
+    other settings are kept, never deleted; every restored output must be the one dvc.lock records (a
+    params change since is fine: `dvc repro` retrains what it made stale).
+ 3. Let Snakemake record the restored files as made from the params they were made from (the
+    committed params.yaml). DVC restores files with arbitrary mtimes and no Snakemake metadata:
+    without this step `snakemake -n` would rerun aggregation steps, or miss a params change and
+    silently reuse runs made from other settings.
+
+Steps 1 and 2 run in this process through DVC's Python API (one DVC start instead of five, ~2 CPU-s
+a pull); step 3 in Snakemake's own (tools/snakemake_touch.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dvc_verify  # noqa: E402  (a sibling tool)
+
+MEMCAP = Path(".snakemake/memcap")
+KEPT = MEMCAP / "kept-runs"
+RUN_FILE = re.compile(r"^results/[^/]+/(runs|attention)/")
+OTHER_REMOTE = "dvc remote default --local <name>"
+
+
+class PullFailed(Exception):
+    """Its lines go to stderr and the pull exits 1."""
+
+
+class Captured(logging.Handler):
+    """DVC's log lines as its CLI prints them ("WARNING: ..."), kept instead of printed."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines += f"{record.levelname}: {record.getMessage()}".splitlines()
+
+
+def remote_folder(url: str) -> Path | None:
+    """The folder of a remote that is one (None for a URL): ~ expanded, relative to .dvc/ (DVC's config)."""
+    if "://" in url:
+        return None
+    path = Path(url).expanduser()
+    return path if path.is_absolute() else Path(".dvc") / path
+
+
+def default_remote(repo) -> tuple[str, str]:
+    """(the default remote's name and URL, its description in messages); stops when there is none or
+    when a remote that is a folder does not exist (DVC would only say that the results are not there)."""
+    name = repo.config["core"].get("remote", "")
+    url = str(repo.config["remote"].get(name, {}).get("url", "")) if name else ""
+    where = f"DVC remote '{name or '<none>'}'" + (f" ({url})" if url else "")
+    if not name:
+        raise PullFailed("memcap: no default DVC remote; add one (README \"Your lab's remote\") or retrain: make retrain")
+    folder = remote_folder(url) if url else None
+    if folder is not None and not folder.is_dir():
+        raise PullFailed(f"memcap: the {where} does not exist (no such folder); see: dvc remote list")
+    return url, where
+
+
+def fetch(repo, targets: list[str], where: str) -> None:
+    """Everything into DVC's cache first: if anything is missing on the remote, the workspace is left
+    exactly as it was (no half-restored family that Snakemake would then retrain). A missing object
+    is only a warning to DVC: a failure here."""
+    from dvc.exceptions import DvcException
+
+    log = logging.getLogger("dvc")
+    captured, propagate = Captured(), log.propagate
+    log.addHandler(captured)
+    log.propagate = False
+    try:
+        repo.fetch(targets=targets or None)
+    except DvcException as e:
+        captured.lines += f"ERROR: failed to fetch data from the cloud - {e}".splitlines()
+    finally:
+        log.removeHandler(captured)
+        log.propagate = propagate
+    text = "\n".join(captured.lines)
+    if not any(line.startswith("ERROR") for line in captured.lines) and not re.search(
+            r"missing cache files|do not exist", text, re.I):
+        return
+    lines = [f"memcap: could not fetch the cached results from the {where}; nothing in your workspace changed."]
+    lines += [f"  dvc: {line[:300]}" for line in captured.lines if re.match(r"(ERROR|WARNING)", line)][:3]
+    if re.search(r"missing", text, re.I):
+        lines += ["  Some results of this commit's dvc.lock are not on that remote: it was not pushed after",
+                  "  the last run, or dvc.lock changed since. Retrain instead (make retrain: the quick preset),",
+                  f"  or pull from a remote that has them: {OTHER_REMOTE}."]
+    raise PullFailed(*lines)
+
+
+def verify(targets: list[str], url: str, where: str) -> None:
+    """No byte is trusted without its hash: every object dvc.lock names is hashed against its md5 name
+    (a corrupted one is dropped from the cache). A mismatch stops here, naming the file, before
+    anything reaches the workspace; a folder remote is checked too, to say where the bad copy is."""
+    bad = dvc_verify.problems(targets)
+    if not bad:
+        return
+    lines = [f"memcap: {len(bad)} files of dvc.lock have no verified object (missing, or bytes that do not "
+             "match their hash); nothing in your workspace changed:", *(f"  {b}" for b in bad[:20])]
+    folder = remote_folder(url)
+    if folder is not None:
+        corrupt = [b for b in dvc_verify.problems(targets, folder) if "does not match" in b]
+        if corrupt:
+            lines += [f"  corrupted on the {where}:", *(f"    {c}" for c in corrupt[:20])]
+    lines += ["  Restore those objects on the remote from a good copy (or pull from another remote:",
+              f"  {OTHER_REMOTE}), then run make pull again."]
+    raise PullFailed(*lines)
+
+
+def checkout(repo, targets: list[str]) -> list[str]:
+    """DVC refuses to replace files that differ from dvc.lock ("unsaved"). Run files
+    (results/<family>/runs|attention/...) are results of other settings, under names of their own: they
+    are kept, put back after the checkout. Tables and figures are derived: they are replaced by the
+    published ones (your own grid's are rebuilt from its kept runs by running it again). Returns the
+    run files kept."""
+    from dvc.exceptions import DvcException
+
+    try:
+        repo.checkout(targets=targets or None)
+        return []
+    except DvcException as e:
+        text = str(e)
+    cwd = os.getcwd() + "/"
+    after = text.split("unsaved files", 1)[1] if "unsaved files" in text else ""
+    unsaved = [line.removeprefix(cwd) for line in after.splitlines() if line.startswith("/")]
+    if not unsaved:
+        raise PullFailed("memcap: dvc checkout failed:", *(f"  dvc: {line}" for line in text.splitlines()[-5:]))
+    runs = [f for f in unsaved if RUN_FILE.match(f)]
+    derived = [f for f in unsaved if not RUN_FILE.match(f)]
+    if runs:
+        print(f"keeping {len(runs)} run files that dvc.lock does not record (other settings):")
+        print("\n".join(f"  {f}" for f in runs[:20]))
+    if derived:
+        print(f"replacing {len(derived)} tables/figures that differ from the published ones:")
+        print("\n".join(f"  {f}" for f in derived[:20]))
+    for f in runs:
+        (KEPT / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(f, KEPT / f)
+    repo.checkout(targets=targets or None, force=True)
+    for f in runs:
+        if Path(f).exists():      # the published result has this very name: both kept, yours beside it
+            print(f"  {f}: the published file has this name; yours is kept as {KEPT / f}", file=sys.stderr)
+        else:
+            Path(f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(KEPT / f, f)
+    return runs
+
+
+def check_outputs(repo, targets: list[str], kept: list[str]) -> None:
+    """Outputs must match dvc.lock; changed deps or params only mean `dvc repro` has work to do. A run
+    folder where run files of other settings were kept differs by those files only."""
+    folders = {"/".join(f.split("/")[:3]) for f in kept}
+    bad = []
+    for stage, changes in repo.status(targets=targets or None).items():
+        for change in changes:
+            outs = change.get("changed outs") if isinstance(change, dict) else None
+            outs = {path: what for path, what in (outs or {}).items() if not (path in folders and what == "modified")}
+            if outs:
+                bad.append(f"  {stage} {outs}")
+    if bad:
+        raise PullFailed("memcap: pulled outputs do not match dvc.lock:", *bad)
+
+
+def record_for_snakemake(targets: list[str]) -> str:
+    """Snakemake's metadata from the committed params (what dvc.lock's outputs were made from), then,
+    in the same process, the dry run of the current params.yaml; returns its last line (what is left)."""
+    MEMCAP.mkdir(parents=True, exist_ok=True)
+    config = []
+    head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], capture_output=True)
+    if head.returncode == 0 and subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "params.yaml"],
+                                               capture_output=True).returncode != 0:
+        committed = MEMCAP / "committed-params.yaml"
+        committed.write_bytes(subprocess.run(["git", "show", "HEAD:params.yaml"], capture_output=True,
+                                             check=True).stdout)
+        config = ["--configfile", str(committed)]
+        print("params.yaml differs from the commit: restored results are recorded as made from the committed")
+        print("params, so the next run retrains exactly the jobs your changes make stale.")
+    smk_targets = targets or ["all"]
+    log = MEMCAP / "pull-touch.log"
+    with open(log, "w") as out:
+        done = subprocess.run([sys.executable, "tools/snakemake_touch.py", "--cores", "1024", "--touch", "--forceall",
+                               "--quiet", "all", *config, "--", *smk_targets,
+                               "++", "--cores", "1", "--dry-run", "--quiet", "all", "--", *smk_targets],
+                              stdout=out, stderr=subprocess.STDOUT)
+    lines = log.read_text().splitlines()
+    if done.returncode != 0:
+        raise PullFailed(f"memcap: restored the files, but Snakemake could not record them ({log}):", *lines[-5:])
+    return lines[-1] if lines else ""
+
+
+def clean_tmp() -> None:
+    """Temp files of an interrupted pull or run (DVC's `.<token>.tmp`, memcap's `.<name>.<random>.tmp`)
+    are junk: removed (and invisible to DVC anyway, .dvcignore), so nothing records them."""
+    for folder in ("results", "figures"):
+        for f in Path(folder).rglob("*.tmp"):
+            if f.is_file():
+                f.unlink(missing_ok=True)
+
+
+def main(targets: list[str]) -> int:
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+
+    clean_tmp()
+    try:
+        with Repo() as repo:
+            url, where = default_remote(repo)
+            fetch(repo, targets, where)
+            verify(targets, url, where)
+            kept = checkout(repo, targets)
+            check_outputs(repo, targets, kept)
+        left = record_for_snakemake(targets)
+    except PullFailed as e:
+        print("\n".join(e.args), file=sys.stderr)
+        return 1
+    except DvcException as e:
+        print(f"memcap: dvc: {e}", file=sys.stderr)
+        return 1
+    finally:
+        clean_tmp()
+    print(f"restored from the {where}")
+    print(left)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
