@@ -40,7 +40,8 @@ class PullFailed(Exception):
 
 
 class Captured(logging.Handler):
-    """DVC's log lines as its CLI prints them ("WARNING: ..."), kept instead of printed."""
+    """DVC's log lines as its CLI prints them ("WARNING: ..."), kept instead of printed (the loggers
+    dvc.logger.setup gives handlers: their records stop there)."""
 
     def __init__(self):
         super().__init__(logging.DEBUG)
@@ -78,17 +79,18 @@ def fetch(repo, targets: list[str], where: str) -> None:
     is only a warning to DVC: a failure here."""
     from dvc.exceptions import DvcException
 
-    log = logging.getLogger("dvc")
-    captured, propagate = Captured(), log.propagate
-    log.addHandler(captured)
-    log.propagate = False
+    captured = Captured()
+    loggers = [logging.getLogger(name) for name in ("dvc", "dvc_data", "dvc_objects")]   # DVC's own handlers' loggers
+    handlers = [log.handlers for log in loggers]
+    for log in loggers:
+        log.handlers = [captured]
     try:
         repo.fetch(targets=targets or None)
     except DvcException as e:
         captured.lines += f"ERROR: failed to fetch data from the cloud - {e}".splitlines()
     finally:
-        log.removeHandler(captured)
-        log.propagate = propagate
+        for log, kept in zip(loggers, handlers):
+            log.handlers = kept
     text = "\n".join(captured.lines)
     if not any(line.startswith("ERROR") for line in captured.lines) and not re.search(
             r"missing cache files|do not exist", text, re.I):
