@@ -148,19 +148,19 @@ def test_finished_jobs_land_as_run_files_and_an_existing_run_is_never_overwritte
 
 
 def _packed(p):
-    """One sweep, 4 seeds in jobs of 2, T = 64 (stops early) and 2,048 (3,200 steps): two packs (one an H) of 8 models."""
+    """One sweep, 4 seeds in jobs of 2, T = 64 (stops early) and 1,024 (1,600 steps): two packs (one an H) of 8 models."""
     tiny_mlt(p, ("scale_head_shared",))
     q = p["mlt_synthetic"]["quick"]
     q.update(seeds=[0, 1, 2, 3], seeds_per_job=2)
     q["defaults"].update(epochs=400, eval_every=200)
-    q["sweeps"]["scale_head_shared"].update(values=[1, 2], dataset_sizes=[64, 2048])
+    q["sweeps"]["scale_head_shared"].update(values=[1, 2], dataset_sizes=[64, 1024])
     p["resources"]["quick"]["train"].update(pack_models=8, pack_mem_mb=1000)
 
 
 @pytest.mark.e2e
 def test_a_pack_stopped_midway_then_resumed_from_the_bundles_gives_the_runs_snakemake_trains(tmp_path):
     """The runner is stopped (SIGTERM: what it sends its jobs at the deadline, test above) as soon as a
-    pack's first job has finished, while its T = 2,048 jobs still train: the bundle brings the finished
+    pack's first job has finished, while its T = 1,024 jobs still train: the bundle brings the finished
     jobs home, the second call resumes the pack from its checkpoint, and the runs equal Snakemake's."""
     remote, home, base = (copy_project(tmp_path / name) for name in ("remote", "home", "base"))
     for project in (remote, home, base):
