@@ -32,25 +32,26 @@ BIN = Path(sys.executable).parent          # the venv's bin: snakemake, dvc
 SLOWEST = {
     # builds the shared tiny pipeline (conftest.pipeline, ~70 s in the suite) that the family
     # end-to-end tests and the DVC round trip read
-    "test_report_pipeline.py::test_report_target_end_to_end": 72,
+    "test_report_pipeline.py::test_report_target_end_to_end": 74,
     "test_infra_slurm.py::test_snakemake_profile_slurm_two_families": 70,      # mostly waits on SLURM
-    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 50,      # AFTER_PIPELINE
+    "test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache": 49,      # AFTER_PIPELINE
     "test_infra_crash.py::test_slurm_sigkill_and_requeue_resume_to_identical_results": 39,   # waits, too
     # the first of these builds the session's published clone (conftest.published_clone, ~9 s)
-    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 33,
-    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 31,
-    "test_bundle.py::test_a_pack_stopped_midway_then_resumed_from_the_bundles_gives_the_runs_snakemake_trains": 20,
+    "test_nothing_lost.py::test_a_grid_of_your_own_trains_beside_the_published_results_and_pull_keeps_it": 30,
+    "test_dpc_pipeline.py::test_paper_suite_resumes_in_a_fresh_clone_from_the_snapshot": 30,
+    "test_bundle.py::test_a_pack_stopped_midway_then_resumed_from_the_bundles_gives_the_runs_snakemake_trains": 15,
     "test_capacity.py::test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each": 10,
-    "test_nothing_wrong.py::test_an_interrupted_pull_then_a_pull_restores_exactly_the_published_state": 12,
-    "test_infra_dvc.py::test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_nothing_retrains": 9,
+    "test_nothing_wrong.py::test_an_interrupted_pull_then_a_pull_restores_exactly_the_published_state": 9,
+    "test_infra_dvc.py::test_a_run_pushed_to_a_lab_remote_over_ssh_is_pulled_into_a_fresh_clone_and_nothing_retrains": 8,
     "test_infra_crash.py::test_sigkill_mid_run_then_rerun_resumes_to_identical_results": 10,
     "test_mlt_pipeline.py::test_a_gpu_preset_trains_the_missing_runs_as_packs_and_never_touches_a_run_that_exists": 9,
     "test_configfile.py::test_configfile_seeds_and_steps_reach_the_job_and_never_overwrite": 9,
 }
 
-# Slow tests that start from the shared pipeline's results (conftest.pipeline), which the worker given
-# the longest test builds first: they go last among another worker's slow tests, so that they do not
-# sit waiting for the build.
+# The test whose set-up builds the shared pipeline (conftest.pipeline) goes first in worker 0's block, and
+# the slow tests that start from its results right after it on the same worker: they never wait for the
+# build, and they keep a core busy while the other worker's first tests (SLURM's) mostly wait on polling.
+PIPELINE_BUILDER = "test_report_pipeline.py::test_report_target_end_to_end"
 AFTER_PIPELINE = ("test_infra_dvc.py::test_dvc_round_trip_incremental_and_run_cache",
                   "test_capacity.py::test_a_pack_preset_searches_every_architecture_in_one_job_to_the_rows_of_one_job_each")
 
@@ -62,8 +63,8 @@ def pytest_collection_modifyitems(items: list) -> None:
     def seconds(item) -> float:
         return SLOWEST.get(name(item), 0)
 
-    def after_pipeline(item) -> bool:
-        return name(item) in AFTER_PIPELINE
+    def first_in_block_0(item) -> int:
+        return 0 if name(item) == PIPELINE_BUILDER else 1 if name(item) in AFTER_PIPELINE else 2
 
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     sizes, left = [], len(items)
@@ -71,10 +72,9 @@ def pytest_collection_modifyitems(items: list) -> None:
         sizes.append(left // (workers - k))
         left -= sizes[-1]
     blocks, load = [[] for _ in sizes], [0.0] * workers
-    for item in sorted((i for i in items if seconds(i)), key=lambda i: (after_pipeline(i), -seconds(i))):
+    for item in sorted((i for i in items if seconds(i)), key=lambda i: (first_in_block_0(i), -seconds(i))):
         room = [k for k in range(workers) if len(blocks[k]) < sizes[k]]
-        others = [k for k in room if not (after_pipeline(item) and k == 0)]   # block 0: the longest test
-        k = min(others or room, key=lambda k: load[k])
+        k = 0 if first_in_block_0(item) < 2 and 0 in room else min(room, key=lambda k: load[k])
         blocks[k].append(item)
         load[k] += seconds(item)
     rest = [i for i in items if not seconds(i)]
