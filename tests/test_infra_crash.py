@@ -74,11 +74,19 @@ def _trainer_pids(root: Path, CKPT: str) -> list[int]:
     return pids
 
 
-def _reference(project) -> pd.DataFrame:
-    """The same grid point trained in one go, without a checkpoint."""
-    project.run("python", "-m", "memcap", "mlt_synthetic", "train", "--sweep", "scale_head_shared", "--value", "2",
-                "--dataset-size", "64", "--device", "cpu", "--out", "reference.parquet",
-                env=ih.code_env(project.root))
+def _reference_run(project) -> subprocess.Popen:
+    """The same grid point trained in one go, without a checkpoint (its own file, reference.parquet)."""
+    return subprocess.Popen(["python", "-m", "memcap", "mlt_synthetic", "train", "--sweep", "scale_head_shared",
+                             "--value", "2", "--dataset-size", "64", "--device", "cpu", "--out", "reference.parquet"],
+                            cwd=project.root, env=ih.popen_env(project.root), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _reference(project, run: subprocess.Popen | None = None) -> pd.DataFrame:
+    """The reference's numbers: of `run` (started earlier), or of a run started now."""
+    run = run or _reference_run(project)
+    out, _ = run.communicate(timeout=600)
+    assert run.returncode == 0, out[-4000:]
     return _numbers(project.root / "reference.parquet")
 
 
@@ -139,6 +147,7 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
     project.edit_params(lambda p: p["mlt_synthetic"]["quick"]["defaults"].update(min_steps=4000))
     root = project.root
     OUT, CKPT, LOG = _paths(project)
+    reference = _reference_run(project)     # alongside: the SLURM run mostly waits on polling
     run = subprocess.Popen([str(BIN / "snakemake"), *ih.SLURM_PROFILES, "--nocolor", "--", OUT],
                            cwd=root, env=ih.popen_env(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
@@ -173,6 +182,9 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
         time.sleep(max(0.0, revoked + 1.1 - time.time()))
         subprocess.run(["scontrol", "update", f"jobid={second}", "starttime=now"], check=True)
         out, _ = run.communicate(timeout=600)
+    except BaseException:
+        reference.kill()
+        raise
     finally:
         if run.poll() is None:
             run.kill()
@@ -186,4 +198,4 @@ def test_slurm_sigkill_and_requeue_resume_to_identical_results(slurm, project):
     log = (root / LOG).read_text()          # the last attempt's log: it resumed, it did not restart
     resumed_at = int(log.split("resumed from checkpoint")[1].split("at step ")[1].split("/")[0])
     assert resumed_at >= requeued_at > killed_at > 0, log
-    pd.testing.assert_frame_equal(_numbers(root / OUT), _reference(project))
+    pd.testing.assert_frame_equal(_numbers(root / OUT), _reference(project, reference))
