@@ -103,3 +103,16 @@ def test_a_changed_why_rebuilds_what_shows_it_and_trains_nothing(restored):
     assert "rule mlt_aggregate:" in dry and "my own reason" in dry, dry[-3000:]
     assert "rule mlt_figures:" in dry and "rule report_scorecard:" in dry
     assert "rule mlt_train" not in dry                       # no run retrains for a label
+
+
+def test_a_dry_run_in_the_test_process_is_only_for_a_copy_of_this_code(project):
+    """conftest.Project.snakemake answers `-n` in the test process (the same Snakemake entry, no new
+    interpreter) only where a job would import this process's code: never for a copy whose src/ or
+    schemas differ, or for a command given another environment (then it starts Snakemake)."""
+    import infra_helpers
+
+    assert project._runs_this_code(None) and project._runs_this_code(infra_helpers.code_env(project.root))
+    assert not project._runs_this_code({"MEMCAP_PARAMS": "other.yaml"})
+    module = project.root / "src/memcap/keys.py"
+    module.write_text(module.read_text() + "\n# changed in the copy\n")
+    assert not project._runs_this_code(None)
