@@ -155,14 +155,11 @@ class Project:
 
         if env not in (None, code_env(self.root)) or "SNAKEMAKE_PROFILE" in os.environ:
             return False
-        for tree in ("src/memcap", "workflow/schemas"):
-            mine = {p.relative_to(self.root / tree): p for p in (self.root / tree).rglob("*")
+        def files(tree: Path) -> dict[Path, bytes]:
+            return {p.relative_to(tree): p.read_bytes() for p in tree.rglob("*")
                     if p.is_file() and "__pycache__" not in p.parts}
-            theirs = {p.relative_to(REPO / tree): p for p in (REPO / tree).rglob("*")
-                      if p.is_file() and "__pycache__" not in p.parts}
-            if mine.keys() != theirs.keys() or any(p.read_bytes() != theirs[k].read_bytes() for k, p in mine.items()):
-                return False
-        return True
+
+        return all(files(self.root / tree) == files(REPO / tree) for tree in ("src/memcap", "workflow/schemas"))
 
     def _dry_run_here(self, args: tuple) -> subprocess.CompletedProcess:
         """`snakemake -n ARGS` through Snakemake's own command-line entry (snakemake.cli), in this process:
