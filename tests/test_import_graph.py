@@ -26,7 +26,7 @@ FLOORS = (
 # What another family or a higher floor may import of a family; the rest is the family's own.
 PUBLIC = {
     "mlt_synthetic": {"grid", "packing", "checks"},   # the sweeps, jobs and run names; the pack planner
-    "capacity": {"aggregate", "checks"},              # its tables and their verdicts (the report)
+    "capacity": {"aggregate", "words", "checks"},     # its tables, their words and verdicts (the report)
     "dpc": {"fits", "train", "checks"},               # the original's saturation cut (the report); DPC's own
                                                       # loop, which capacity's DPC presets train through
     "theory": {"checks"},

@@ -178,20 +178,20 @@ SCALAR, DPC_SET, CLASSES = "mlt/scalar", "dpc/associations N=50", "mlt/classific
 
 
 def capacity(low, high, bound=5, limited=None, setting=SCALAR):
-    """Per architecture every seed's bracket: low = T*_min (the seeds' smallest T_pass), high = the seeds'
-    largest T_fail; `limited`: passed its budget check at 2x the steps (T_pass a lower bound)."""
+    """Per architecture T₅₀'s 95% interval [low, high]; `limited`: more steps memorize more (a lower bound)."""
     n = len(low)
     return {"capacity": pd.DataFrame({"setting": setting, "input_dim": 8, "capacity": [(lo + h) / 2 for lo, h in zip(low, high)],
-                                      "capacity_min": low, "seed_high": [[h - 1, h] for h in high],
+                                      "capacity_ci_low": low, "capacity_ci_high": high, "no_fit": "",
+                                      "search_end": "reached the width", "seed_low": [[lo, lo + 1] for lo in low],
+                                      "seed_high": [[h - 1, h] for h in high],
                                       "mlt_bound": [bound] * n, "dpc_bound": [bound] * n, "heads": range(1, n + 1),
-                                      "head_dim": 4, "status": "closed",
-                                      "budget_limited": limited or [False] * n})}
+                                      "head_dim": 4, "lower_bound": limited or [False] * n})}
 
 
 def capacity_law(name, point, low, high, setting=SCALAR):
     return {**capacity([6], [7], setting=setting), "capacity_laws": pd.DataFrame({
-        "law": [name], "statistic": [point], "ci_low": [low], "ci_high": [high], "points": [21],
-        "rows": ["H=1, ..."], "meaning": [name], "setting": setting})}
+        "law": [name], "statistic": [point], "ci_low": [low], "ci_high": [high], "points": [7], "censored": [0],
+        "rows": ["H=1, ..."], "excluded": [""], "meaning": [name], "setting": setting})}
 
 
 CHANCE = 1 / 30
@@ -295,7 +295,7 @@ CASES = [
     ("dpc_exp6_slope_ratio", "1.5×", exp6(1.5), REP),
     ("dpc_exp6_slope_ratio", "0.8×", exp6(0.8), NOT),
     ("dpc_exp6_slope_ratio", "1.3×, noisy", exp6(1.3, noise=0.03), INC),
-    # capacity by search: every seed's bracket against the bound; a budget-limited row passes only above it
+    # capacity by search: T₅₀'s interval against the bound; a lower-bound row passes only above it
     ("capacity_above_mlt_bound", "above", capacity([6, 8], [7, 9]), REP),
     ("capacity_above_mlt_bound", "below", capacity([6, 2], [7, 3]), NOT),
     ("capacity_above_mlt_bound", "a bracket holds the bound", capacity([6, 4], [7, 8]), INC),
@@ -303,15 +303,22 @@ CASES = [
      INC),
     ("capacity_above_mlt_bound", "above, budget-limited: a lower bound above it", capacity([6, 8], [7, 9], limited=[False, True]),
      REP),
-    ("capacity_above_mlt_bound", "every seed fails below t_min, under the bound",
-     {"capacity": capacity([6, 0], [7, 3])["capacity"].assign(status=["closed", "seed 0: below t_min"])}, NOT),
+    ("capacity_above_mlt_bound", "every probe fails, under the bound",
+     {"capacity": capacity([6, 6], [7, 7])["capacity"].assign(capacity=[6.5, np.nan], capacity_ci_low=[6, np.nan],
+                                                            capacity_ci_high=[7, np.nan], no_fit=["", "every probe failed"],
+                                                            seed_low=[[6], [None]], seed_high=[[7], [3]])}, NOT),
+    ("capacity_above_mlt_bound", "every probe passes, above the bound",
+     {"capacity": capacity([6, 6], [7, 7])["capacity"].assign(capacity=[6.5, np.nan], capacity_ci_low=[6, np.nan],
+                                                            capacity_ci_high=[7, np.nan], no_fit=["", "every probe passed"],
+                                                            seed_low=[[6], [900]], seed_high=[[7], [None]])}, REP),
     ("capacity_vs_dpc_bound", "above", capacity([6, 8], [7, 9], setting=DPC_SET), REP),
     ("capacity_vs_dpc_bound", "below", capacity([6, 2], [7, 3], setting=DPC_SET), NOT),
     ("capacity_vs_dpc_bound", "a bracket holds the count", capacity([6, 4], [7, 8], setting=DPC_SET), INC),
-    # capacity's laws: α of T* ∝ H^α, and T*(2n) / T*(n)
-    ("capacity_linear_in_heads", "linear", capacity_law("alpha_heads", 1.02, 0.95, 1.09), REP),
+    # capacity's laws: α of T₅₀ ∝ H^α (at least linear: α's interval >= 1), and T₅₀(2n) / T₅₀(n)
+    ("capacity_linear_in_heads", "superlinear", capacity_law("alpha_heads", 2.8, 2.2, 3.5), REP),
+    ("capacity_linear_in_heads", "linear at its lower end", capacity_law("alpha_heads", 1.1, 1.0, 1.2), REP),
     ("capacity_linear_in_heads", "√H", capacity_law("alpha_heads", 0.5, 0.45, 0.55), NOT),
-    ("capacity_linear_in_heads", "noisy", capacity_law("alpha_heads", 0.9, 0.7, 1.1), INC),
+    ("capacity_linear_in_heads", "noisy", capacity_law("alpha_heads", 1.05, 0.95, 1.15), INC),
     ("capacity_no_gain_past_n", "flat", capacity_law("past_n_ratio", 1.01, 0.97, 1.05), REP),
     ("capacity_no_gain_past_n", "doubles", capacity_law("past_n_ratio", 1.9, 1.8, 2.0), NOT),
     ("capacity_no_gain_past_n", "noisy", capacity_law("past_n_ratio", 1.1, 0.9, 1.3), INC),
@@ -500,14 +507,14 @@ def test_a_claim_of_several_tests_shows_each_where_its_verdict_is_read():
     assert single.tests == "" and not claims.interval(single).startswith("(1)")
 
 
-def test_a_budget_limited_capacity_counts_above_the_bound_and_is_never_a_miss():
-    """A row whose first failing T passes at 2x the steps has a lower bound for T*: above the bound it
-    is a sure pass; below it, more steps may pass, so the claim is inconclusive, never not reproduced."""
+def test_a_lower_bound_capacity_counts_above_the_bound_and_is_never_a_miss():
+    """A row where more steps memorize more has a lower bound for T₅₀: above the bound it is a sure
+    pass; below it, more steps may pass, so the claim is inconclusive, never not reproduced."""
     r = row(capacity([6, 8], [7, 9], limited=[False, True], setting=DPC_SET), "capacity_vs_dpc_bound")
-    assert r.verdict == REP and "2/2 architectures at or above the bound" in r.detail, r.detail
-    assert "1 of them budget-limited" in r.detail and "H=2 d_h=4: ≥1.7" in r.detail, r.detail
+    assert r.verdict == REP and "2/2 architectures with T₅₀'s 95% interval at or above the bound" in r.detail, r.detail
+    assert "H=2 d_h=4: ≥1.7" in r.detail, r.detail
     r = row(capacity([2], [3], limited=[True]), "capacity_above_mlt_bound")
-    assert r.verdict == INC and "H=1 d_h=4: T*_min 2 vs 5 (budget-limited: more steps may pass)" in r.detail, r.detail
+    assert r.verdict == INC and "H=1 d_h=4: T₅₀ 2 [2, 3] vs 5 (a lower bound)" in r.detail, r.detail
     assert row(capacity([2], [3]), "capacity_above_mlt_bound").verdict == NOT
 
 
@@ -524,21 +531,19 @@ def test_each_capacity_bound_is_judged_on_its_own_setting_and_skipped_without_it
     for cid, setting in (("capacity_above_mlt_bound", SCALAR), ("capacity_vs_dpc_bound", "dpc/")):
         r = row(only, cid)
         assert r.verdict.startswith(f"skipped: no {setting} rows yet") and "capacity" in r.verdict, r.verdict
-    old = {"capacity": capacity([6, 8], [7, 9])["capacity"].drop(columns="setting").assign(num_classes=100)}
-    assert row(old, "capacity_above_mlt_bound").verdict.startswith("skipped: no mlt/scalar rows")   # a table before settings
 
 
 def test_the_classification_laws_are_findings_not_passes():
-    """The C = 100 rows' α is stated as a measurement beyond both theorems, never judged as linear."""
+    """The C = 100 rows' α is stated as a measurement where neither theorem applies, never judged as linear."""
     t = capacity_law("alpha_heads", 2.2, 1.5, 2.9, setting=CLASSES)
     r = row(t, "capacity_linear_in_heads")
     assert r.verdict.startswith("skipped: no mlt/scalar rows yet"), r.verdict
-    assert "superlinear in H: α = 2.20 [1.50, 2.90], against MLT's linear lower bound" in r.verdict
-    scalar = capacity_law("alpha_heads", 1.02, 0.95, 1.09)
+    assert "superlinear in H: α = 2.20 [1.50, 2.90] (H=1, ...)" in r.verdict
+    scalar = capacity_law("alpha_heads", 1.2, 1.05, 1.35)
     both = {"capacity": pd.concat([scalar["capacity"], t["capacity"]]),
             "capacity_laws": pd.concat([scalar["capacity_laws"], t["capacity_laws"]])}
     r = row(both, "capacity_linear_in_heads")
-    assert r.verdict == REP and "mlt/classification C=100 (beyond both theorems" in r.detail, r.detail
+    assert r.verdict == REP and "mlt/classification C=100 (neither theorem applies" in r.detail, r.detail
     # a d_v or lr variant's law (a budget table's rows) is not the setting's finding, listed first or not
     dv4 = capacity_law("alpha_heads", 3.5, 3.0, 4.0, setting=CLASSES + " d_v=4")["capacity_laws"]
     r = row({**both, "capacity_laws": pd.concat([dv4, both["capacity_laws"]])}, "capacity_linear_in_heads")

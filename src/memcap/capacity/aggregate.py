@@ -1,6 +1,7 @@
-"""The capacity tables: one row per architecture (T*, its interval, the seeds' brackets, bits per
-parameter beside both papers' counts, the budget curve, memorized bits without a threshold), the fitted
-laws (and T*'s law in H and d_v: the readout's rank), and every probe (other thresholds read later)."""
+"""The capacity tables (numbers only): one row per architecture (T₅₀ with its interval, T₉₀, the
+transition's width, the seeds' brackets, bits per parameter beside both papers' counts, the budget
+curve, memorized bits without a threshold), the fitted laws (memcap.capacity.laws) over every row, and
+every probe (other thresholds read later). Their words: memcap.capacity.words."""
 
 from __future__ import annotations
 
@@ -9,31 +10,32 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from memcap import results
+
 from memcap.bounds import associations, memorization_bound
+from memcap.capacity import laws as fits
 from memcap.capacity import grid, morris, settings
-from memcap.capacity.curve import NO_CURVE
+from memcap.capacity.convergence import NO_CURVE
 from memcap.capacity.store import ProbeStore
-from memcap.scales import scale_note
+from memcap.capacity.summary import lower_bound
 
 TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "laws": "laws.parquet",
           "probes": "probes.parquet"}
-# Column order of tables/capacity.parquet: the search's row (memcap.capacity.summary), then the bounds
-# and bits a parameter at capacity (T*·log2 C / params), and Morris et al.'s threshold-free measure: the
-# most memorized bits of any probe (mean over seeds of each seed's largest) over params.
+# Column order of tables/capacity.parquet: the search's row (memcap.capacity.summary), then the bounds,
+# bits a parameter at T₅₀ (T₅₀·log2 C / params, with its interval), Morris et al.'s threshold-free
+# measure, and what the laws take of the row.
 COLUMNS = ["family", "scale", "setting", "heads", "head_dim", "context_size", "input_dim", "num_classes", "context",
-           "threshold", "seeds", "status", "capacity", "capacity_ci_low", "capacity_ci_high", "capacity_min",
-           "seed_capacity", "seed_low", "seed_high", "max_width", "non_monotone", "mlt_bound", "dpc_bound",
-           "param_count", "bits_per_param", "bits_ci_low", "bits_ci_high", "max_memorized_bits",
-           "max_bits_per_param", "bound", "bound_ratio", "budget_check_seed", "budget_check_T", "budget_check_acc", "budget_limited",
-           "probes", "probes_per_round", "train_seconds", "device",
-           # d_v; the budget curve (memcap.capacity.summary.budget_curve): T* at each budget, its verdict,
-           # passes per example at each T*, T∞; bits a parameter at the largest budget's T* (a lower
-           # bound unless converged); Morris et al.'s curve of memorized bits against T (memcap.capacity.morris)
-           "value_dim", "budgets", "capacity_budget", "capacity_budget_low", "capacity_budget_high",
-           "seed_capacity_budget", "budget_curve", "exposures", "capacity_limit", "capacity_limit_low",
-           "capacity_limit_high", "curve_bits_per_param", "morris_bits", "morris_bits_per_param", "morris_T",
-           "morris_largest_T", "morris_plateau", "morris_from"]
+           "value_dim", "threshold", "seeds", "seeds_max", "search_end", "width_goal",
+           "capacity", "capacity_ci_low", "capacity_ci_high", "t90", "width", "width_high", "sharp", "no_fit",
+           "seed_ids", "seed_low", "seed_high", "seed_status", "seed_capacity", "seed_range_low", "seed_range_high",
+           "non_monotone", "mlt_bound", "dpc_bound", "bound", "bound_ratio",
+           "param_count", "bits_per_param", "bits_ci_low", "bits_ci_high", "max_memorized_bits", "max_bits_per_param",
+           "budget_check_seed", "budget_check_T", "budget_check_acc", "budget_limited",
+           "budgets", "capacity_budget", "capacity_budget_low", "capacity_budget_high", "budget_seeds",
+           "budget_search_end", "rise", "rise_low", "rise_high", "rise_pairs", "rise_verdict", "budget_curve",
+           "exposures", "capacity_limit", "capacity_limit_low", "capacity_limit_high", "capacity_limit_note",
+           "curve_bits_per_param", "lower_bound", "law_T", "law_low", "law_high", "law_excluded",
+           "morris_bits", "morris_bits_per_param", "morris_T", "morris_largest_T", "morris_plateau", "morris_from",
+           "probes", "probes_per_round", "train_seconds", "device"]
 # Published capacities in bits per parameter, drawn and listed beside ours: the perceptron (Cover 1965,
 # Gardner 1988: 2 bits a weight), language models storing knowledge (Allen-Zhu & Li 2024: 2 bits a
 # parameter), GPT-style models on random data (Morris et al. 2025: 3.6, 3.83 in fp32), and after heavy
@@ -48,8 +50,8 @@ def preset_of(run: str) -> str:
 
 
 def probes(runs: list[str], section: dict) -> pd.DataFrame:
-    """Every probe of these rows' architectures (budget 1 and the budget checks); `section` is the
-    family's presets (each row's own is its folder's); scale names the preset, setting what it measures."""
+    """Every probe of these rows' architectures and seeds (every budget); `section` is the family's
+    presets (each row's own is its folder's); scale names the preset, setting what it measures."""
     parts = []
     for run in runs:
         H, dh = grid.parse_run_name(run)
@@ -60,27 +62,16 @@ def probes(runs: list[str], section: dict) -> pd.DataFrame:
 
 
 def setting_of(cap: pd.DataFrame) -> pd.Series:
-    """Each row's setting (a table written before settings were named: MLT's C-way classification)."""
-    if "setting" in cap and cap.setting.notna().all():
-        return cap.setting
-    derived = cap.num_classes.map(lambda c: settings.label({"num_classes": int(c)}))
-    return cap.setting.fillna(derived) if "setting" in cap else derived
+    return cap.setting
 
 
 def is_dpc(cap: pd.DataFrame) -> pd.Series:
     return setting_of(cap).str.startswith(settings.DPC + "/")
 
 
-def _curve_defaults(cap: pd.DataFrame) -> pd.DataFrame:
-    """Rows written without a budget curve's columns: d_v = 1 and no curve."""
-    cap = cap.copy()
-    for col, default in (("value_dim", 1), ("budget_curve", NO_CURVE)):
-        cap[col] = cap[col].fillna(default) if col in cap else default
-    for col in ("budgets", "capacity_budget", "capacity_budget_low", "capacity_budget_high", "exposures"):
-        if col not in cap:
-            cap[col] = [[] for _ in range(len(cap))]
-        cap[col] = [list(v) if isinstance(v, (list, np.ndarray)) else [] for v in cap[col]]
-    return cap
+def is_plain(setting: str) -> bool:
+    """A setting's own rows, not a d_v or lr variant's (memcap.capacity.settings.base)."""
+    return settings.base(setting) == setting
 
 
 def morris_columns(cap: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | None,
@@ -89,9 +80,9 @@ def morris_columns(cap: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | 
     out = []
     for r in cap.itertuples():
         mine = probe_rows[(probe_rows.budget == 1) & (probe_rows.heads == r.heads) & (probe_rows.head_dim == r.head_dim)]
-        if "scale" in probe_rows and "scale" in cap:
+        if "scale" in probe_rows:
             mine = mine[mine.scale == r.scale]
-        p = section.get(r.scale) if section and "scale" in cap else None
+        p = section.get(r.scale) if section else None
         runs = morris.runs_like(mlt_runs, p, r.heads, r.head_dim) if p is not None else morris.runs_like(None, {}, 0, 0)
         points = pd.concat([mine.reindex(columns=["dataset_size", "seed", "memorized_bits"]), runs], ignore_index=True)
         src = ("probes" + (f" + {len(runs)} MLT runs of its shape" if len(runs) else
@@ -100,13 +91,35 @@ def morris_columns(cap: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | 
     return pd.DataFrame(out, index=cap.index)
 
 
+def readout_too_narrow(r) -> str:
+    """Why a row is left out of the laws: MLT's readout sees H·d_v numbers, fewer than the log2 C bits
+    of one label (a rank-1 readout of 100 classes); '' where it is not."""
+    if r.setting.startswith(settings.DPC + "/"):
+        return ""
+    dims, bits = r.heads * r.value_dim, math.log2(r.num_classes)
+    return f"H·d_v = {dims} < log2 C = {bits:.1f}: the readout is narrower than a label" if dims < bits else ""
+
+
+def law_columns(r) -> dict:
+    """What the laws take of a row: T₅₀ at its largest budget with a fit, its interval, and why it is
+    left out ('' where it is in); a row whose every probe passed enters as a lower bound at its largest pass."""
+    excluded = readout_too_narrow(r)
+    for T, lo, hi in reversed(list(zip(r.capacity_budget, r.capacity_budget_low, r.capacity_budget_high))):
+        if not pd.isna(T):
+            return {"law_T": T, "law_low": lo, "law_high": hi, "law_excluded": excluded}
+    passes = [v for v in r.seed_low if v is not None and not pd.isna(v)]
+    if str(r.no_fit).startswith("every probe passed") and passes:
+        return {"law_T": float(max(passes)), "law_low": float(max(passes)), "law_high": math.inf, "law_excluded": excluded}
+    return {"law_T": math.nan, "law_low": math.nan, "law_high": math.nan,
+            "law_excluded": excluded or f"no T₅₀ ({r.no_fit or r.search_end})"}
+
+
 def table(rows: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | None = None,
           mlt_runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """The rows by setting, then (H, d_h), with both bounds, the bound that applies (`bound`: DPC's count
-    for DPC rows, MLT's for the others) and T*/bound, bits a parameter at T* and Morris's measure
-    (section: the family's presets, mlt_runs: the MLT family's runs table, for its points)."""
-    cap = rows.assign(setting=setting_of(rows)).sort_values(["setting", "input_dim", "heads", "head_dim"])
-    cap = cap.reset_index(drop=True)
+    for DPC rows, MLT's for the others) and T₅₀/bound, bits a parameter at T₅₀, Morris's measure and the
+    laws' view of each row (section: the family's presets, mlt_runs: the MLT family's runs table)."""
+    cap = rows.sort_values(["setting", "input_dim", "heads", "head_dim"]).reset_index(drop=True)
     cap["mlt_bound"] = [memorization_bound(h, n, dh) for h, n, dh in zip(cap.heads, cap.context_size, cap.head_dim)]
     cap["dpc_bound"] = associations(cap.heads, cap.head_dim, cap.input_dim).astype(int)
     cap["bound"] = cap.dpc_bound.where(is_dpc(cap), cap.mlt_bound)
@@ -119,281 +132,79 @@ def table(rows: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | None = N
     most = main.groupby([*keys, "seed"]).memorized_bits.max().groupby(keys).mean()
     cap["max_memorized_bits"] = [most.get(tuple(r), math.nan) for r in cap[keys].itertuples(index=False)]
     cap["max_bits_per_param"] = cap.max_memorized_bits / cap.param_count
-    cap = _curve_defaults(cap)
     last = [c[-1] if len(c) else math.nan for c in cap.capacity_budget]
     cap["curve_bits_per_param"] = np.asarray(last, float) * per_example
+    cap["lower_bound"] = [lower_bound(r) for _, r in cap.iterrows()]
+    cap = pd.concat([cap, pd.DataFrame([law_columns(r) for r in cap.itertuples()], index=cap.index)], axis=1)
     cap = pd.concat([cap.drop(columns=[c for c in cap if c.startswith("morris_")]),
                      morris_columns(cap, probe_rows, section, mlt_runs)], axis=1)
     cap["morris_bits_per_param"] = cap.morris_bits / cap.param_count
     return cap.reindex(columns=COLUMNS)
 
 
-def budget_limited(cap: pd.DataFrame) -> pd.Series:
-    """Rows whose first failing T passes at 2x the steps: their T* is a lower bound."""
-    return cap.budget_limited.fillna(False).astype(bool)
+# ---- the laws ---------------------------------------------------------------------------------------
+
+def law_point(r, *x: float) -> fits.Point:
+    return fits.point(r.law_T, r.law_low, r.law_high, bool(r.lower_bound) or math.isinf(r.law_high), *x)
 
 
-def judged(cap: pd.DataFrame) -> pd.DataFrame:
-    """Rows a claim may be judged on: every seed closed, and not budget-limited."""
-    return cap[(cap.status == "closed") & ~budget_limited(cap)]
+def _shown_row(r, x: str, label: str) -> str:
+    return f"{label}={getattr(r, x)}" + (" (≥)" if r.lower_bound or math.isinf(r.law_high) else "")
 
 
-def _seed_points(cap: pd.DataFrame, x: str) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = [], []
-    for r in cap.itertuples():
-        for c in r.seed_capacity:
-            if c is not None and not math.isnan(c):
-                xs.append(getattr(r, x))
-                ys.append(c)
-    return np.asarray(xs, float), np.asarray(ys, float)
+def power_law(rows: pd.DataFrame, x: str, label: str) -> dict:
+    """T₅₀ ∝ x^α over the rows (censored where lower bounds); which rows, and which left out and why."""
+    use = rows[rows.law_excluded.eq("") & rows.law_T.notna()]
+    left = rows[~rows.index.isin(use.index)]
+    law = fits.fit([law_point(r, getattr(r, x)) for r in use.itertuples()])
+    out = {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan, "prefactor": math.nan, "tau": math.nan,
+           "points": len(use), "censored": int(use.lower_bound.sum()) if len(use) else 0}
+    if law is not None:
+        out.update(statistic=law.estimate, ci_low=law.low, ci_high=law.high, prefactor=math.exp(law.intercept),
+                   tau=law.tau, censored=law.censored)
+    return {**out, "rows": ", ".join(_shown_row(r, x, label) for r in use.itertuples()) or "none",
+            "excluded": "; ".join(f"{label}={getattr(r, x)}: {r.law_excluded}" for r in left.itertuples())}
 
 
-def power_law(cap: pd.DataFrame, x: str) -> dict:
-    """T* ∝ x^α: least squares of log capacity on log x over every seed's capacity; α's t interval
-    (n − 2 degrees of freedom), the prefactor for the figure."""
-    from scipy import stats   # here, not at import: Snakemake imports this module to name the tables
-
-    xs, ys = _seed_points(cap, x)
-    if len(set(xs)) < 3:
-        return {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan, "prefactor": math.nan, "points": len(xs)}
-    fit = stats.linregress(np.log(xs), np.log(ys))
-    half = stats.t.ppf(0.975, len(xs) - 2) * fit.stderr
-    return {"statistic": fit.slope, "ci_low": fit.slope - half, "ci_high": fit.slope + half,
-            "prefactor": math.exp(fit.intercept), "points": len(xs)}
-
-
-def ratio(a: list[float], b: list[float], seed: int = 0) -> dict:
-    """mean(a) / mean(b) with a percentile bootstrap interval, seeds resampled within each."""
-    from scipy import stats
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if len(a) < 2 or len(b) < 2:
-        return {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan}
-    res = stats.bootstrap((a, b), lambda u, v, axis=-1: u.mean(axis) / v.mean(axis), n_resamples=9999,
-                          method="percentile", vectorized=True, random_state=np.random.default_rng(seed))
-    return {"statistic": a.mean() / b.mean(), "ci_low": res.confidence_interval.low,
-            "ci_high": res.confidence_interval.high}
-
-
-def _laws_on(rows: pd.DataFrame, p: dict, suffix: str, note: str) -> list[dict]:
+def _laws_on(rows: pd.DataFrame, p: dict) -> list[dict]:
     dpc = settings.family(p) == settings.DPC
     n = p["input_dim"] if dpc else p["context_size"]      # DPC: d_h up to d; MLT: up to the context size n
     on_h = rows[rows.head_dim == p["head_dim"]]
     on_dh = rows[rows.heads == p["heads"]]
     below = on_dh[on_dh.head_dim <= n]
     at = f"{settings.label(p)}{', d = ' + str(p['input_dim']) if dpc else ''}: "
-    out = [{"law": "alpha_heads" + suffix, "meaning": f"{at}T* ∝ H^α at d_h = {p['head_dim']}{note}",
-            **power_law(on_h, "heads"), "rows": ", ".join(f"H={h}" for h in on_h.heads)},
-           {"law": "beta_head_dim_below_n" + suffix,
-            "meaning": f"{at}T* ∝ d_h^β for d_h <= {'d' if dpc else 'n'} = {n} at H = {p['heads']}{note}",
-            **power_law(below, "head_dim"), "rows": ", ".join(f"d_h={d}" for d in below.head_dim)}]
+    out = [{"law": "alpha_heads", "meaning": f"{at}T₅₀ ∝ H^α at d_h = {p['head_dim']}", **power_law(on_h, "heads", "H")},
+           {"law": "beta_head_dim_below_n", "meaning": f"{at}T₅₀ ∝ d_h^β for d_h <= {'d' if dpc else 'n'} = {n} at H = {p['heads']}",
+            **power_law(below, "head_dim", "d_h")}]
     if dpc:
         return out
     at_n, at_2n = on_dh[on_dh.head_dim == n], on_dh[on_dh.head_dim == 2 * n]
-    r = (ratio(at_2n.seed_capacity.iloc[0], at_n.seed_capacity.iloc[0]) if len(at_n) and len(at_2n)
-         else {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan})
-    out.append({"law": "past_n_ratio" + suffix, "meaning": f"{at}T*(d_h = {2 * n}) / T*(d_h = {n}) at H = {p['heads']}{note}",
-                **r, "prefactor": math.nan, "points": len(at_n) + len(at_2n),
-                "rows": f"d_h={n} and d_h={2 * n}" if len(at_n) and len(at_2n) else "missing"})
+    ok = len(at_n) and len(at_2n) and at_n.law_T.notna().all() and at_2n.law_T.notna().all()
+    q = fits.ratio(law_point(at_2n.iloc[0]), law_point(at_n.iloc[0])) if ok else (math.nan,) * 3
+    bound = ok and (bool(at_2n.lower_bound.iloc[0]) or bool(at_n.lower_bound.iloc[0]))
+    out.append({"law": "past_n_ratio", "meaning": f"{at}T₅₀(d_h = {2 * n}) / T₅₀(d_h = {n}) at H = {p['heads']}",
+                "statistic": q[0], "ci_low": q[1], "ci_high": q[2], "prefactor": math.nan, "tau": math.nan,
+                "points": 2 if ok else 0, "censored": int(bound),
+                "rows": f"d_h={n} and d_h={2 * n}" if ok else "missing",
+                "excluded": "a lower bound enters: the ratio is not judged" if bound else ""})
     return out
 
 
 def laws(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
-    """laws_of for each preset of the table (its `scale`), with its scale and setting."""
-    parts = [laws_of(cap[cap.scale == name], section[name]).assign(scale=name, setting=settings.label(section[name]))
+    """Each preset's laws (its `scale`), with its scale and setting, and the readout's law."""
+    parts = [pd.DataFrame(_laws_on(cap[cap.scale == name], section[name])).assign(scale=name, setting=settings.label(section[name]))
              for name in dict.fromkeys(cap.scale)]
-    if "value_dim" in cap and len(readout := readout_laws(cap)):
+    if len(readout := readout_laws(cap)):
         parts.append(readout)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["law", "scale", "setting"])
 
 
-def laws_of(cap: pd.DataFrame, p: dict) -> pd.DataFrame:
-    """The papers' claims on capacity: α of T* ∝ H^α on the H grid (MLT: linear), β of T* ∝ d_h^β
-    below n, and T*(d_h = 2n) / T*(d_h = n) at the d_h grid's H (MLT: no gain past n). The claims
-    read the laws of the rows they may be judged on (judged; `rows` says which); the same laws over
-    every closed row, budget-limited ones as the lower bounds they are, follow as `<law>_all`, for
-    reading only."""
-    closed = cap[cap.status == "closed"]
-    return pd.DataFrame(_laws_on(judged(cap), p, "", "")
-                        + _laws_on(closed, p, "_all", " (every closed row; budget-limited ones are lower bounds)"))
-
-
-def shown(cap: pd.DataFrame) -> pd.DataFrame:
-    """The capacity table as a reader sees it (markdown here, HTML in the report)."""
-    def ci(v, lo, hi, digits=0):
-        return "–" if pd.isna(v) else f"{v:,.{digits}f} [{lo:,.{digits}f}, {hi:,.{digits}f}]"
-
-    def end(v) -> str:
-        return "–" if v is None or pd.isna(v) else f"{int(v):,}"
-
-    def brackets(r):
-        return " ".join(f"[{end(lo)}, {end(hi)})" for lo, hi in zip(r.seed_low, r.seed_high))
-
-    def check(r):
-        if pd.isna(r.budget_check_T):
-            return "–"
-        verdict = "passes: budget-limited, T* is a lower bound" if r.budget_limited else "fails"
-        return f"T={int(r.budget_check_T):,} (seed {int(r.budget_check_seed)}): {r.budget_check_acc:.4f}, {verdict}"
-    def bound(r):
-        which = settings.applies(r.setting)
-        if which.startswith("neither") or pd.isna(r.capacity):
-            return which
-        return f"{which}: T* = {r.bound_ratio:.2f} x {int(r.bound):,}"
-    return pd.DataFrame({
-        "setting": cap.setting, "d": cap.input_dim, "H": cap.heads, "d_h": cap.head_dim,
-        "T* [95% CI]": [ci(r.capacity, r.capacity_ci_low, r.capacity_ci_high) for r in cap.itertuples()],
-        "T*_min": cap.capacity_min, "seeds' brackets [T_pass, T_fail)": [brackets(r) for r in cap.itertuples()],
-        "params": cap.param_count,
-        "bits/param [95% CI]": [ci(r.bits_per_param, r.bits_ci_low, r.bits_ci_high, 3) for r in cap.itertuples()],
-        "max bits/param": cap.max_bits_per_param.round(3),
-        "MLT bound": cap.mlt_bound, "DPC count": cap.dpc_bound, "bound that applies": [bound(r) for r in cap.itertuples()],
-        "2x steps at the first failing T": [check(r) for r in cap.itertuples()], "status": cap.status,
-        "d_v": cap.value_dim,
-        "T* at each budget (x the paper's steps)": [curve_cells(r) for r in cap.itertuples()],
-        "budget curve": cap.budget_curve,
-        "passes an example at T*": [", ".join(f"{e:,.0f}" for e in r.exposures if not pd.isna(e)) or "–"
-                                    for r in cap.itertuples()],
-        "T∞ [95% CI]": [ci(r.capacity_limit, r.capacity_limit_low, r.capacity_limit_high) for r in cap.itertuples()],
-        "bits/param at the largest budget": [curve_bits(r) for r in cap.itertuples()],
-        "memorized bits, no threshold (max; per param)": [
-            "–" if pd.isna(r.morris_bits) else f"{r.morris_bits:,.0f} at T={int(r.morris_T):,}; {r.morris_bits_per_param:.3f}"
-            for r in cap.itertuples()],
-        "bits plateau": cap.morris_plateau.fillna("–")})
-
-
-def curve_cells(r) -> str:
-    """T*(B) [interval] at each budget of a row's curve, or why it has none."""
-    if len(r.budgets) <= 1:
-        return r.budget_curve
-    return "; ".join(f"{b}x: " + ("–" if pd.isna(m) else f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]")
-                     for b, m, lo, hi in zip(r.budgets, r.capacity_budget, r.capacity_budget_low, r.capacity_budget_high))
-
-
-def curve_bits(r) -> str:
-    """Bits a parameter at the largest budget's T*: a value where the curve converged, else a lower bound."""
-    if pd.isna(r.curve_bits_per_param) or len(r.budgets) <= 1:
-        return "–"
-    return f"{r.curve_bits_per_param:.3f}" if r.budget_curve == "converged" else f">= {r.curve_bits_per_param:.3f} (still rising)"
-
-
-def laws_shown(law: pd.DataFrame) -> pd.DataFrame:
-    law = law[~law.law.str.endswith("_all")] if "setting" in law else law
-    return pd.DataFrame({"law": law.meaning, "estimate [95% CI]": [
-        "–" if pd.isna(r.statistic) else f"{r.statistic:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in law.itertuples()],
-        "from": law.rows})
-
-
-def title(cap: pd.DataFrame, scale: str) -> str:
-    scale = f"{scale}, {scale_note(scale)}" if scale_note(scale) else scale
-    if not len(cap):
-        return f"Capacity by search (scale: {scale})"
-    if setting_of(cap).nunique() > 1:
-        return (f"Capacity by search (scale: {scale}; settings: {', '.join(dict.fromkeys(setting_of(cap)))}; "
-                f"memorized = train accuracy >= the threshold on the T examples or associations)")
-    r = cap.iloc[0]
-    return (f"Capacity by search (scale: {scale}; d = {r.input_dim}, n = {r.context_size}, C = {r.num_classes}, "
-            f"{r.context} context, {r.seeds} seeds, memorized = train accuracy >= {r.threshold})")
-
-
-def anchors_text() -> str:
-    return "Published capacities in bits per parameter: " + "; ".join(f"{k} {v:g}" for k, v in ANCHORS.items()) + "."
-
-
-def _span(values, fmt: str) -> str:
-    values = [v for v in values if not pd.isna(v)]
-    return "–" if not values else (format(min(values), fmt) if min(values) == max(values)
-                                   else f"{format(min(values), fmt)} to {format(max(values), fmt)}")
-
-
-def sentences(cap: pd.DataFrame, law: pd.DataFrame | None = None) -> list[str]:
-    """One sentence a setting on what one attention layer memorizes there, its numbers from the table
-    (closed rows) and the laws."""
-    out = []
-    for setting, g in cap.assign(setting=setting_of(cap)).groupby("setting", sort=False):
-        ok = g[g.status == "closed"]
-        if ok.empty:
-            out.append(f"{setting}: no closed rows yet.")
-            continue
-        lim = int(budget_limited(ok).sum())
-        text = (f"{setting} ({len(ok)} architectures x {int(ok.seeds.max())} seeds): T* from {_span(ok.capacity, ',.0f')}, "
-                f"{_span(ok.bits_per_param, '.3f')} bits per parameter")
-        which = settings.applies(setting)
-        if not which.startswith("neither"):
-            text += f", {_span(ok.bound_ratio, '.1f')} times {which.split(' (')[0]}'s count"
-        else:
-            text += ", beyond both theorems"
-        if law is not None and "setting" in law:
-            a = law[(law.setting == setting) & (law.law == "alpha_heads")]
-            a = a[a.statistic.notna()]
-            if len(a):
-                r = a.iloc[0]
-                text += f"; T* ∝ H^α with α = {r.statistic:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
-        text += f"{f' ({lim} budget-limited: lower bounds)' if lim else ''}."
-        out.append(text)
-    return out
-
-
-def findings(cap: pd.DataFrame, law: pd.DataFrame | None = None) -> list[str]:
-    """The budget curve, bits without a threshold, the readout's rank and the lr check, in sentences."""
-    return budget_sentences(cap) + morris_sentences(cap) + readout_sentence(law) + lr_sentences(cap)
-
-
-def markdown(cap: pd.DataFrame, law: pd.DataFrame, scale: str) -> str:
-    """The capacity table and the laws as markdown (pandas' to_markdown)."""
-    lines = "".join(f"- {t}\n" for t in sentences(cap, law) + findings(cap, law))
-    return (f"# {title(cap, scale)}\n\n{lines}\n{shown(cap).to_markdown(index=False)}\n\n{anchors_text()}\n\n"
-            f"## Laws\n\n{laws_shown(law).to_markdown(index=False)}\n")
-
-
-# ---- the budget curve, bits without a threshold, the readout's rank, the lr check -------------------
-
-def _seed_caps_at(r, budget: int) -> list[float]:
-    """A row's seeds' capacities at a budget of its curve (budget 1: the search's own)."""
-    if budget == 1:
-        caps = r.seed_capacity
-    elif budget in list(r.budgets):
-        caps = list(r.seed_capacity_budget)[list(r.budgets).index(budget)]
-    else:
-        return []
-    return [float(c) for c in caps if c is not None and not math.isnan(float(c))]
-
-
 def readout_rows(cap: pd.DataFrame) -> pd.DataFrame:
-    """The MLT classification rows that tell H's law from H·d_v's: every closed row (no variant) at the
-    H and d_h of the rows with d_v > 1, each d_v."""
-    c = cap.assign(setting=setting_of(cap))
-    c = c[c.setting.str.startswith("mlt/classification") & c.setting.map(settings.variant).isna()
-          & (c.status == "closed")]
+    """The MLT classification rows that tell H's law from H·d_v's: every row (no variant) at the H and
+    d_h of the rows with d_v > 1, each d_v."""
+    c = cap[cap.setting.str.startswith("mlt/classification") & cap.setting.map(settings.variant).isna()]
     wide = c[c.value_dim > 1]
     return c[c.heads.isin(wide.heads) & c.head_dim.isin(wide.head_dim)] if len(wide) else c.iloc[:0]
-
-
-def readout_law(cap: pd.DataFrame, budget: int = 1) -> dict | None:
-    """T* ∝ H^α · d_v^γ: least squares of log T* on log H and log d_v over every seed's capacity at this
-    budget, t intervals (points − 3 degrees of freedom), and γ − α's. γ = α: T* follows H·d_v (the
-    readout's rank); γ = 0: it follows H. None without two values of each."""
-    from scipy import stats
-
-    rows = readout_rows(cap)
-    xs = [(r.heads, r.value_dim, c) for r in rows.itertuples() for c in _seed_caps_at(r, budget)]
-    if len({h for h, _, _ in xs}) < 2 or len({v for _, v, _ in xs}) < 2 or len(xs) < 5:
-        return None
-    a = np.asarray(xs, float)
-    X = np.column_stack([np.ones(len(a)), np.log(a[:, 0]), np.log(a[:, 1])])
-    y = np.log(a[:, 2])
-    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
-    dof = len(y) - 3
-    cov = np.linalg.inv(X.T @ X) * float(((y - X @ beta) ** 2).sum()) / dof
-    t = stats.t.ppf(0.975, dof)
-
-    def ci(est, var):
-        half = t * math.sqrt(max(var, 0.0))
-        return float(est), float(est - half), float(est + half)
-    alpha, gamma = ci(beta[1], cov[1, 1]), ci(beta[2], cov[2, 2])
-    diff = ci(beta[2] - beta[1], cov[1, 1] + cov[2, 2] - 2 * cov[1, 2])
-    return {"alpha": alpha, "gamma": gamma, "diff": diff, "verdict": readout_verdict(gamma, diff), "points": len(y),
-            "heads": sorted({int(h) for h, _, _ in xs}), "value_dims": sorted({int(v) for _, v, _ in xs}),
-            "head_dim": sorted(set(rows.head_dim))}
 
 
 H_DV, H_ONLY, BETWEEN, UNDECIDED = "follows H·d_v", "follows H (d_v adds nothing)", "between H and H·d_v", "undecided"
@@ -411,6 +222,35 @@ def readout_verdict(gamma: tuple[float, float, float], diff: tuple[float, float,
     return UNDECIDED
 
 
+def readout_law(cap: pd.DataFrame, budget: int = 1) -> dict | None:
+    """T₅₀ ∝ H^α · d_v^γ at one budget over the readout rows (censored fit): α, γ and γ − α (the
+    design [log H + log d_v, log d_v] makes γ − α a coefficient of its own). None without two of each."""
+    rows = readout_rows(cap)
+    pts, hs, vs = [], set(), set()
+    for r in rows.itertuples():
+        if budget not in list(r.budgets):
+            continue
+        i = list(r.budgets).index(budget)
+        T, lo, hi = r.capacity_budget[i], r.capacity_budget_low[i], r.capacity_budget_high[i]
+        if pd.isna(T):
+            continue
+        limited = r.budget_limited if budget == 1 else (i < len(r.rise_verdict) and r.rise_verdict[i] == "still rising")
+        pts.append((r.heads, r.value_dim, fits.point(T, lo, hi, bool(limited), r.heads, r.value_dim)))
+        hs.add(r.heads), vs.add(r.value_dim)
+    if len(hs) < 2 or len(vs) < 2 or len(pts) < 4:
+        return None
+    plain = [p for _, _, p in pts]
+    alpha, gamma = fits.fit(plain, 1), fits.fit(plain, 2)
+    mixed = [fits.Point((p.x[0] + p.x[1], p.x[1]), p.y, p.se, p.lower) for p in plain]
+    diff = fits.fit(mixed, 2)
+    if alpha is None or gamma is None or diff is None:
+        return None
+    as_tuple = lambda law: (law.estimate, law.low, law.high)                   # noqa: E731
+    return {"alpha": as_tuple(alpha), "gamma": as_tuple(gamma), "diff": as_tuple(diff),
+            "verdict": readout_verdict(as_tuple(gamma), as_tuple(diff)), "points": len(pts),
+            "heads": sorted(hs), "value_dims": sorted(vs), "head_dim": sorted(set(rows.head_dim))}
+
+
 def readout_laws(cap: pd.DataFrame) -> pd.DataFrame:
     """readout_law at budgets 1 and 2 as rows of the laws table (scale `readout`)."""
     out = []
@@ -419,119 +259,15 @@ def readout_laws(cap: pd.DataFrame) -> pd.DataFrame:
         if law is None:
             continue
         at = (f"mlt/classification, d_h = {law['head_dim']}, H in {law['heads']}, d_v in {law['value_dims']}, "
-              f"{budget}x the steps: T* ∝ H^α d_v^γ ({law['verdict']})")
+              f"{budget}x the steps: T₅₀ ∝ H^α d_v^γ ({law['verdict']})")
         for name, key, what in (("readout_alpha", "alpha", "α"), ("readout_gamma", "gamma", "γ"),
                                 ("readout_gamma_minus_alpha", "diff", "γ − α")):
             est, lo, hi = law[key]
             out.append({"law": f"{name}_x{budget}", "meaning": f"{at}: {what}", "statistic": est, "ci_low": lo,
-                        "ci_high": hi, "prefactor": math.nan, "points": law["points"], "rows": law["verdict"],
-                        "scale": "readout", "setting": "mlt/classification"})
+                        "ci_high": hi, "prefactor": math.nan, "tau": math.nan, "points": law["points"], "censored": 0,
+                        "rows": law["verdict"], "excluded": "", "scale": "readout", "setting": "mlt/classification"})
     return pd.DataFrame(out)
 
 
-def is_plain(setting: str) -> bool:
-    """A setting's own rows, not a d_v or lr variant's (memcap.capacity.settings.base)."""
-    return settings.base(setting) == setting
-
-
-def _arch(r) -> str:
-    """An architecture as sentences name it; DPC's rows of one setting differ in d too."""
-    d = f"d={int(r.input_dim)} " if str(r.setting).startswith(settings.DPC + "/") else ""
-    return f"{d}H={r.heads} d_h={r.head_dim}" + (f" d_v={int(r.value_dim)}" if r.value_dim != 1 else "")
-
-
-def _path(r) -> str:
-    return " → ".join("–" if pd.isna(c) else f"{c:,.0f}" for c in r.capacity_budget)
-
-
-def budget_sentences(cap: pd.DataFrame) -> list[str]:
-    """How far from converged the paper's budget leaves each architecture (rows with a curve), or why
-    no curve was searched."""
-    c = cap.assign(setting=setting_of(cap))
-    curved = c[c.budgets.map(len) > 1]
-    if curved.empty:
-        return ["Budget curve: SKIPPED (no preset of this table searches budgets; "
-                "scale {capacity: paper_budget} does)."]
-    out = []
-    for setting, g in curved.groupby("setting", sort=False):
-        budgets = ", ".join(str(b) for b in g.budgets.iloc[0])
-        parts = [f"{_arch(r)} {r.budget_curve} ({_path(r)}; {r.exposures[0]:,.0f} passes an example at T*(1))"
-                 if len(r.exposures) and not pd.isna(r.exposures[0]) else f"{_arch(r)} {r.budget_curve} ({_path(r)})"
-                 for r in g.itertuples()]
-        limits = [f"{_arch(r)} T∞ = {r.capacity_limit:,.0f} [{r.capacity_limit_low:,.0f}, {r.capacity_limit_high:,.0f}]"
-                  for r in g.itertuples() if not pd.isna(r.capacity_limit)]
-        out.append(f"{setting}: T* at {budgets} x the paper's steps: " + "; ".join(parts)
-                   + (f"; fitted {'; '.join(limits)}" if limits else "") + ".")
-    rest = c[(c.budgets.map(len) <= 1) & c.budget_curve.str.startswith("not run (") & (c.budget_curve != NO_CURVE)]
-    for why, g in rest.groupby("budget_curve", sort=False):
-        out.append(f"Budget curve {why}: {', '.join(_arch(r) for r in g.itertuples())}.")
-    return out
-
-
-def morris_sentences(cap: pd.DataFrame) -> list[str]:
-    """Memorized bits without a threshold, per setting: the most, where, and which rows plateaued."""
-    out = []
-    for setting, g in cap.assign(setting=setting_of(cap)).groupby("setting", sort=False):
-        g = g[g.morris_bits.notna()]
-        if g.empty:
-            continue
-        top = g.loc[g.morris_bits_per_param.idxmax()]
-        flat = [_arch(r) for r in g.itertuples() if r.morris_plateau == morris.PLATEAU]
-        rising = [_arch(r) for r in g.itertuples() if r.morris_plateau == morris.RISING]
-        out.append(f"{setting}, memorized bits without a threshold (Morris et al.: Σ max(0, log2 C − loss in bits), "
-                   f"the most over T): {_span(g.morris_bits, ',.0f')} bits, {_span(g.morris_bits_per_param, '.3f')} "
-                   f"bits per parameter (most: {_arch(top)}, {top.morris_bits:,.0f} bits at T = {int(top.morris_T):,}); "
-                   f"plateaued: {', '.join(flat) or 'none'}; still rising at the largest T: {', '.join(rising) or 'none'}.")
-    return out
-
-
-def readout_sentence(law: pd.DataFrame | None) -> list[str]:
-    if law is None or "scale" not in law or not (law.scale == "readout").any():
-        return ["Values per head (d_v): SKIPPED (no closed rows with d_v > 1 beside d_v = 1 at two H; "
-                "scale {capacity: paper_budget} searches them)."]
-    out = []
-    for budget in (1, 2):
-        g = law[law.law.str.endswith(f"_x{budget}")].set_index("law")
-        if g.empty:
-            continue
-        a, gm = g.loc[f"readout_alpha_x{budget}"], g.loc[f"readout_gamma_x{budget}"]
-        out.append(f"Values per head at {budget}x the steps: T* ∝ H^α d_v^γ with α = {a.statistic:.2f} "
-                   f"[{a.ci_low:.2f}, {a.ci_high:.2f}], γ = {gm.statistic:.2f} [{gm.ci_low:.2f}, {gm.ci_high:.2f}]: "
-                   f"T* {gm.rows} ({int(a.points)} seeds' capacities).")
-    return out
-
-
-def lr_sentences(cap: pd.DataFrame) -> list[str]:
-    """The lr check: T* at lr x k (variant rows) beside T* at 1x and 2x the steps of the same architecture."""
-    c = cap.assign(setting=setting_of(cap))
-    checks = c[c.setting.map(settings.variant).notna()]
-    out = []
-    for (H, dh), g in checks.groupby(["heads", "head_dim"]):
-        base = c[(c.heads == H) & (c.head_dim == dh) & c.setting.map(settings.variant).isna() & (c.value_dim == 1)
-                 & c.setting.map(settings.base).isin(g.setting.map(settings.base))]
-        at2 = [r.capacity_budget[list(r.budgets).index(2)] for r in base.itertuples() if 2 in list(r.budgets)]
-        if base.empty or not at2 or pd.isna(at2[0]):
-            out.append(f"lr check at H={H} d_h={dh}: SKIPPED (no T* at 2x the steps of this architecture in the table).")
-            continue
-        r0 = base.iloc[0]
-        variants = {settings.variant(r.setting): r.capacity for r in g.itertuples()}
-        out.append(f"lr check at H={H} d_h={dh}: T* = {r0.capacity:,.0f} at the paper's lr and steps, {at2[0]:,.0f} at 2x "
-                   f"the steps, " + ", ".join(f"{v:,.0f} at {k}" for k, v in variants.items())
-                   + f": {lr_verdict(r0, at2[0], list(variants.values()))}.")
-    return out
-
-
-def lr_verdict(base, at2: float, variants: list[float]) -> str:
-    """Which limits at the paper's steps: the step count (more steps raise T*, another lr does not),
-    the lr (another lr reaches what 2x the steps reach), or both."""
-    def same(a, r):   # inside r's interval or within 5%
-        return (not pd.isna(r.capacity_ci_low) and r.capacity_ci_low <= a <= r.capacity_ci_high) or abs(a - r.capacity) <= 0.05 * r.capacity
-    if any(pd.isna(v) for v in variants) or pd.isna(base.capacity):
-        return "undecided (a search not closed)"
-    if same(at2, base):
-        return "neither limits (2x the steps does not raise T*)"
-    if all(same(v, base) or v < base.capacity for v in variants):
-        return "the step count limits (another lr does not raise T*; more steps do)"
-    if any(v >= at2 or abs(v - at2) <= 0.05 * at2 for v in variants):
-        return "the lr limits (another lr reaches at the paper's steps what 2x the steps reach)"
-    return "both (another lr raises T*, less than 2x the steps)"
+def no_curve(cap: pd.DataFrame) -> pd.Series:
+    return cap.budget_curve.eq(NO_CURVE)

@@ -1,6 +1,6 @@
-"""Capacity figures: T* (95% interval, every seed's capacity) vs H and vs d_h on log axes, beside both
-papers' counts and the fitted power law, and bits per parameter at capacity beside the published ones
-(capacity); T* against the training budget per architecture (capacity_budget); memorized bits without a
+"""Capacity figures: T₅₀ (95% interval, every seed's threshold) vs H and vs d_h on log axes, beside both
+papers' counts and the fitted power law, and bits per parameter at T₅₀ beside the published ones
+(capacity); T₅₀ against the training budget per architecture (capacity_budget); memorized bits without a
 threshold against T per architecture (memorized_bits)."""
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ def _panel(ax, g: pd.DataFrame, x: str, xlabel: str, law: pd.Series | None) -> N
         return
     g = g.sort_values(x)
     seeds = g[[x, "seed_capacity"]].explode("seed_capacity").dropna().astype(float)
-    ax.scatter(seeds[x], seeds.seed_capacity, s=10, color="tab:blue", alpha=0.45, label="one seed's capacity")
-    yerr = np.vstack([g.capacity - g.capacity_ci_low, g.capacity_ci_high - g.capacity]).clip(min=0)
-    ax.errorbar(g[x], g.capacity, yerr=np.nan_to_num(yerr), marker="o", color="tab:blue", capsize=3,
-                label=f"T*: mean of {int(g.seeds.iloc[0])} seeds, 95% CI (acc ≥ {g.threshold.iloc[0]:.0%})")
-    limited = g[g.budget_limited.fillna(False).astype(bool)]
+    ax.scatter(seeds[x], seeds.seed_capacity, s=10, color="tab:blue", alpha=0.45, label="one seed's threshold")
+    top = np.where(np.isfinite(g.capacity_ci_high), g.capacity_ci_high, g.capacity)
+    yerr = np.vstack([g.capacity - g.capacity_ci_low, top - g.capacity]).clip(min=0)
+    ax.errorbar(g[x], g.capacity, yerr=np.nan_to_num(yerr), marker="o", color="tab:blue", capsize=3, ls="none",
+                label=f"T₅₀ (half the seeds memorize at acc ≥ {g.threshold.iloc[0]:.0%}), 95% CI")
+    limited = g[g.lower_bound.fillna(False).astype(bool)]
     if len(limited):
         ax.scatter(limited[x], limited.capacity, s=90, facecolors="none", edgecolors="red",
-                   label="budget-limited: a lower bound")
+                   label="more steps memorize more: a lower bound")
     which = settings.applies(str(g.setting.iloc[0]))
     mlt_applies, dpc_applies = which.startswith("MLT"), which.startswith("DPC")
     sns.lineplot(data=g, x=x, y="mlt_bound", marker="s", ls="--", ax=ax, color="tab:orange",
@@ -40,7 +41,7 @@ def _panel(ax, g: pd.DataFrame, x: str, xlabel: str, law: pd.Series | None) -> N
     if law is not None and not np.isnan(law.statistic):
         xs = np.geomspace(g[x].min(), g[x].max(), 50)
         ax.plot(xs, law.prefactor * xs ** law.statistic, color="grey", lw=1,
-                label=f"fit T* ∝ {x[0].upper() if x == 'heads' else 'd_h'}^{law.statistic:.2f} "
+                label=f"fit T₅₀ ∝ {x[0].upper() if x == 'heads' else 'd_h'}^{law.statistic:.2f} "
                       f"[{law.ci_low:.2f}, {law.ci_high:.2f}]")
     ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="dataset size T memorized", title=str(g.setting.iloc[0]))
     ax.set_xticks(g[x].tolist(), [str(v) for v in g[x]])     # the grid's own values, not 2×10^0
@@ -50,22 +51,23 @@ def _panel(ax, g: pd.DataFrame, x: str, xlabel: str, law: pd.Series | None) -> N
 
 
 def _bits_panel(ax, cap: pd.DataFrame) -> None:
-    """Bits per parameter at capacity (T*·log2 C / params, 95% CI) and the most memorized bits of any
+    """Bits per parameter at T₅₀ (T₅₀·log2 C / params, 95% CI) and the most memorized bits of any
     probe per parameter, against params, beside the published capacities in bits per parameter."""
     g = cap.sort_values("param_count")
     bits = "log2 N" if str(g.setting.iloc[0]).startswith("dpc") else f"log2 {int(g.num_classes.iloc[0])}"
-    yerr = np.vstack([g.bits_per_param - g.bits_ci_low, g.bits_ci_high - g.bits_per_param]).clip(min=0)
+    top = np.where(np.isfinite(g.bits_ci_high), g.bits_ci_high, g.bits_per_param)
+    yerr = np.vstack([g.bits_per_param - g.bits_ci_low, top - g.bits_per_param]).clip(min=0)
     ax.errorbar(g.param_count, g.bits_per_param, yerr=np.nan_to_num(yerr), fmt="o", color="tab:blue", capsize=3,
-                label=f"{g.setting.iloc[0]}: T*·{bits} / params (95% CI)")
+                label=f"{g.setting.iloc[0]}: T₅₀·{bits} / params (95% CI)")
     ax.scatter(g.param_count, g.max_bits_per_param, marker="x", color="tab:purple",
                label="most memorized bits of a probe / params")
     curved = g[g.budgets.map(len) > 1] if "budgets" in g else g.iloc[:0]
-    if len(curved):   # the largest budget's T*: a value where converged, else a lower bound (open marker)
+    if len(curved):   # the largest budget's T₅₀: a value where converged, else a lower bound (open marker)
         done = curved.budget_curve == "converged"
         ax.scatter(curved.param_count[done], curved.curve_bits_per_param[done], marker="D", color="tab:green",
-                   label=f"T* at {max(curved.budgets.iloc[0])}x the steps / params (converged)")
+                   label=f"T₅₀ at {max(curved.budgets.iloc[0])}x the steps / params (converged)")
         ax.scatter(curved.param_count[~done], curved.curve_bits_per_param[~done], marker="^", facecolors="none",
-                   edgecolors="tab:green", label=f"T* at {max(curved.budgets.iloc[0])}x the steps / params: a lower bound")
+                   edgecolors="tab:green", label=f"T₅₀ at {max(curved.budgets.iloc[0])}x the steps / params: not converged")
     for (name, bits), color in zip(ANCHORS.items(), ("grey", "silver", "tab:red", "tab:brown")):
         ax.axhline(bits, color=color, lw=0.8, ls="--", label=f"{name}: {bits:g}")
     ax.set(xscale="log", yscale="log", xlabel="parameters", ylabel="bits per parameter")
@@ -103,7 +105,7 @@ def _label(r) -> str:
 
 
 def budget(cap: pd.DataFrame, paths) -> None:
-    """T* (95% CI) against the budget, log-log, one line an architecture with a budget curve; says so
+    """T₅₀ (95% CI) against the budget, log-log, one line an architecture with a budget curve; says so
     when none has one."""
     g = cap[cap.budgets.map(len) > 1] if "budgets" in cap else cap.iloc[:0]
     fig, ax = plt.subplots(figsize=(7.5, 5))
@@ -113,12 +115,13 @@ def budget(cap: pd.DataFrame, paths) -> None:
         ax.set_axis_off()
     for r in g.itertuples():
         B, T = np.asarray(r.budgets, float), np.asarray(r.capacity_budget, float)
-        err = np.vstack([T - np.asarray(r.capacity_budget_low, float), np.asarray(r.capacity_budget_high, float) - T])
+        high = np.asarray(r.capacity_budget_high, float)
+        err = np.vstack([T - np.asarray(r.capacity_budget_low, float), np.where(np.isfinite(high), high, T) - T])
         ax.errorbar(B, T, yerr=np.nan_to_num(err).clip(min=0), marker="o" if r.budget_curve == "converged" else "^",
                     capsize=3, label=f"{_label(r)} ({r.budget_curve})")
     if len(g):
-        ax.set(xscale="log", yscale="log", xlabel="training budget (x the paper's steps)", ylabel="T* (95% CI)",
-               title="Capacity against the training budget (triangles: still rising, a lower bound)")
+        ax.set(xscale="log", yscale="log", xlabel="training budget (x the paper's steps)", ylabel="T₅₀ (95% CI)",
+               title="T₅₀ against the training budget (circles: converged within ±10% a doubling)")
         ax.set_xticks(sorted({b for bs in g.budgets for b in bs}), [f"{b}x" for b in sorted({b for bs in g.budgets for b in bs})])
         ax.minorticks_off()
         ax.legend(fontsize=6)

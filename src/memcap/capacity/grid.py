@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from memcap.capacity import settings
+from memcap.capacity import search, settings
 from memcap.keys import settings_key
 from memcap.models.aot_count import param_count as aot_params
 from memcap.training.schedule import mlt_num_steps
@@ -69,7 +69,8 @@ def search_settings(p: dict, heads: int, head_dim: int) -> dict:
     given.pop("budget_not_run", None)
     if reason:
         given["budget_not_run"] = reason
-    return {**probe_settings(p, heads, head_dim), **{k: p[k] for k in SEARCH_KEYS}, **given}
+    stop = {"min_seeds": search.min_seeds(p), "width": search.width(p)}   # resolved: a row says how its search ended
+    return {**probe_settings(p, heads, head_dim), **{k: p[k] for k in SEARCH_KEYS}, **stop, **given}
 
 
 def value_dim(p: dict) -> int:

@@ -27,7 +27,7 @@ from memcap.capacity.store import ProbeStore
 log = logging.getLogger(__name__)
 
 
-def plan(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, k: int = 1,
+def plan(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, k: int | None = None,
          preset: str | None = None) -> list[Probe]:
     """The next round's probes (memcap.capacity.search.next_round) from the probes on disk."""
     stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
@@ -63,7 +63,7 @@ def _saved_plan(path: Path, archs, p) -> list[Probe] | None:
 
 
 def run(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, device, checkpoint: str | Path,
-        k: int = 1, checkpoint_every_s: float = 300.0, progress: bool = True, preset: str | None = None,
+        k: int | None = None, checkpoint_every_s: float = 300.0, progress: bool = True, preset: str | None = None,
         cuda_graphs: bool = False) -> int:
     """Rounds until every architecture's search has ended; returns how many rounds trained here
     (cuda_graphs: memcap.capacity.probes.train_probes)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memcap.cli import add_params_args, load_params
 
-HELP = "capacity by search: the largest T an MLT architecture memorizes, per seed, and T* over seeds"
+HELP = "capacity by search: T50, the dataset size half the trained models memorize, per architecture"
 
 
 def register(sub) -> None:
@@ -15,8 +15,9 @@ def register(sub) -> None:
     add_params_args(p)
     p.add_argument("--runs", nargs="+", required=True,
                    help="the rows to write: results/capacity/runs/<preset>/H<H>_dh<d_h>-<key>.parquet")
-    p.add_argument("--probes-per-round", type=int, default=1,
-                   help="probes a seed a round (1: bisection; k: the bracket split in k + 1)")
+    p.add_argument("--probes-per-round", type=int, default=0,
+                   help="probes a seed a round (0: as many as fill a round's pack of 12 models; 1: bisection; "
+                        "k: the bracket split in k + 1)")
     p.add_argument("--cuda-graphs", action="store_true",
                    help="replay each step from CUDA graphs (a GPU; run benchmarks/graph_check.py there first)")
     p.add_argument("--checkpoint", help="the round's checkpoint (default: checkpoints/capacity/<first row's name>)")
@@ -78,20 +79,21 @@ def _search(args) -> None:
     runs_dir = Path(args.runs[0]).parent.parent
     checkpoint = args.checkpoint or f"checkpoints/{grid.FAMILY}/{Path(args.runs[0]).parent.name}/{Path(args.runs[0]).stem}"
     device = runtime.pick_device(params["device"])
-    trained = rounds.run(archs, p, runs_dir, device, checkpoint, k=args.probes_per_round,
+    trained = rounds.run(archs, p, runs_dir, device, checkpoint, k=args.probes_per_round or None,
                          checkpoint_every_s=p.get("checkpoint_every_s", 300.0), preset=scale,
                          cuda_graphs=args.cuda_graphs)
     print(f"{trained} rounds trained here")
     for run, (H, dh) in zip(args.runs, archs):
         row = summary.row(p, H, dh, ProbeStore(runs_dir, p, H, dh, scale).table(), scale, args.probes_per_round)
         results.write_parquet(pd.DataFrame([row]), run, results.provenance(p, scale=scale, heads=H, head_dim=dh))
-        print({k: row[k] for k in ("heads", "head_dim", "status", "capacity", "capacity_min", "budget_limited")})
+        print({k: row[k] for k in ("heads", "head_dim", "seeds", "search_end", "capacity", "capacity_ci_low",
+                                   "capacity_ci_high", "budget_limited")})
 
 
 def _aggregate(args) -> None:
     from memcap import params as memcap_params
     from memcap import results
-    from memcap.capacity import aggregate, figures, grid, settings
+    from memcap.capacity import aggregate, figures, grid, settings, words
 
     params = load_params(args)
     scale = memcap_params.scale_of(params, grid.FAMILY)
@@ -108,5 +110,5 @@ def _aggregate(args) -> None:
     results.write_parquet(cap, args.out, meta)
     results.write_parquet(laws, args.laws, meta)
     results.write_parquet(probes, args.probes, meta)
-    results.write_text(aggregate.markdown(cap, laws, scale), args.markdown)
+    results.write_text(words.markdown(cap, laws, scale), args.markdown)
     figures.draw(cap, laws, section, args.figures, probes, mlt_runs)

@@ -40,12 +40,13 @@ CAPTIONS = {
     "dpc/exp5": "DPC Exp 5 (Fig 3): MLP ahead at mid sizes, attention linear (claim dpc_exp5_mlp_mid_aot_linear).",
     "dpc/exp6": "DPC Exp 6 (Fig 4): slope ≈ 1.3–1.7× the bound's (claim dpc_exp6_slope_ratio).",
     "dpc/kl": "DPC Prop 3, Thm 2, LS vs WLS: KL next to its bound (claim dpc_theory_kl_bounds).",
-    "capacity/capacity": "Capacity T* (the largest T each seed memorizes, mean over seeds, 95% CI) vs H and vs d_h on "
+    "capacity/capacity": "Capacity T₅₀ (the dataset size half the trained models memorize, 95% CI; dots: each seed's "
+                         "threshold) vs H and vs d_h on "
                          "log axes, beside MLT's H(min(n,d_h)−1)+1, DPC's H·d_h + d and the fitted power law "
                          "(claims capacity_above_mlt_bound, capacity_vs_dpc_bound, capacity_linear_in_heads, "
                          "capacity_no_gain_past_n).",
-    "capacity/capacity_budget": "T* (95% CI) against the training budget (multiples of the paper's steps), log-log, "
-                                "per architecture with a budget curve; triangles: still rising (a lower bound).",
+    "capacity/capacity_budget": "T₅₀ (95% CI) against the training budget (multiples of the paper's steps), log-log, "
+                                "per architecture with a budget curve; circles: converged (within ±10% a doubling).",
     "capacity/memorized_bits": "Memorized bits without a threshold (Morris et al.: Σ max(0, log2 C − loss in bits)) "
                                "against T per architecture: its probes and the MLT runs of its shape.",
     "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
@@ -195,22 +196,22 @@ def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figur
              "0) per parameter of every trained model, by family, beside the published capacities in bits per "
              "parameter.</p>", tables_html(bits_md)]
     if capacity is not None and len(capacity):
-        from memcap.capacity import aggregate as capacity_aggregate
+        from memcap.capacity import words as capacity_words
 
         parts += ["<h2>Capacity by search</h2>",
-                  "<p>Per architecture, each seed's bracket [T_pass, T_fail) of the smallest T it does not memorize, "
-                  "T* (the mean of the seeds' geometric middles) with its 95% t interval, and T*·log2 C / params in "
-                  "bits per parameter beside both papers' counts; the first failing T trained at 2x the steps says "
-                  "whether the step budget limits T*.</p>",
-                  f"<p>{html.escape(capacity_aggregate.title(capacity, capacity_scale or str(capacity.scale.iloc[0])))}</p>",
-                  "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_aggregate.sentences(
-                      capacity, capacity_laws) + capacity_aggregate.findings(capacity, capacity_laws)) + "</ul>",
-                  capacity_aggregate.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),
-                  f"<p>{html.escape(capacity_aggregate.anchors_text())}</p>"]
+                  f"<p>{html.escape(capacity_words.T50)}: per architecture, with its 95% profile-likelihood "
+                  "interval, T₉₀ and the transition's width T₁₀/T₉₀, fitted to every seed's bracket [T_pass, T_fail); "
+                  "T₅₀·log2 C / params in bits per parameter beside both papers' counts; the rise of T₅₀ per doubling "
+                  "of the training steps, converged when its 90% interval lies within ±10%.</p>",
+                  f"<p>{html.escape(capacity_words.title(capacity, capacity_scale or str(capacity.scale.iloc[0])))}</p>",
+                  "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_words.sentences(
+                      capacity, capacity_laws) + capacity_words.findings(capacity, capacity_laws)) + "</ul>",
+                  capacity_words.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),
+                  f"<p>{html.escape(capacity_words.anchors_text())}</p>"]
         if capacity_laws is not None:
-            parts += ["<h3>Laws</h3>", "<p>Exponents of T* ∝ x^α fitted over every seed's capacity (t interval), "
-                      "and the capacity ratio past n with a bootstrap interval over seeds.</p>",
-                      capacity_aggregate.laws_shown(capacity_laws).to_html(
+            parts += ["<h3>Laws</h3>", "<p>Exponents of T₅₀ ∝ x^α fitted over every architecture of a grid, lower "
+                      "bounds as censored observations (profile-likelihood interval), and the ratio past n.</p>",
+                      capacity_words.laws_shown(capacity_laws).to_html(
                 index=False, na_rep="–", table_id="capacity-laws")]
     parts += ["<h2>Figures</h2>", "<p>Every family's figures, each captioned with the claim it checks; every "
               "title names its scale and settings.</p>"]
