@@ -217,6 +217,32 @@ def test_a_killed_search_resumes_without_retraining_and_ends_as_one_run(tmp_path
     assert search_once(p, killed, tmp_path / "killed.ck", []) == 0                 # nothing left to train
 
 
+def test_a_tuned_search_trains_an_lr_only_where_the_ones_before_it_failed(tmp_path):
+    """tuned_lr: a size is memorized when any lr memorizes it; a probe an earlier lr memorized is not
+    trained at a later one, and the row reads each decided probe at its best lr."""
+    from memcap.capacity.store import TunedStore
+
+    p = tiny_preset(tuned_lr=[1.0e-2, 3.0e-3, 3.0e-2], variant="tuned lr")
+    search_once(p, tmp_path / "runs", tmp_path / "t.ck", [])
+    tuned = TunedStore(tmp_path / "runs", p, 1, 2)
+    first, *later = [part.table().set_index(["seed", "dataset_size", "budget"]) for part in tuned.parts]
+    for key, r in first.iterrows():
+        passed = r.mem_acc >= p["threshold"]
+        if passed:
+            assert all(key not in t.index for t in later), key           # later lrs only where lr 1 failed
+        else:
+            assert key in later[0].index, key
+            second = later[0].loc[key, "mem_acc"] >= p["threshold"]
+            assert (key in later[1].index) != second, key
+    table = tuned.table()
+    assert len(table) and table.lr.isin(p["tuned_lr"]).all()
+    for r in table.itertuples():
+        best = max(t.loc[(r.seed, r.dataset_size, r.budget), "mem_acc"] for t in (first, *later)
+                   if (r.seed, r.dataset_size, r.budget) in t.index)
+        assert r.mem_acc == best
+    assert grid.probe_folder(grid.lr_variants(p)[0], 1, 2) == grid.probe_folder(tiny_preset(), 1, 2)   # shared with lr 1
+
+
 # ---- the grid, the row, the laws -------------------------------------------------------------------
 
 def test_architectures_probe_files_and_row_names():

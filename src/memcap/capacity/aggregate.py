@@ -15,7 +15,7 @@ from memcap.bounds import associations, memorization_bound
 from memcap.capacity import laws as fits
 from memcap.capacity import grid, morris, settings
 from memcap.capacity.convergence import NO_CURVE
-from memcap.capacity.store import ProbeStore
+from memcap.capacity.store import store
 from memcap.capacity.summary import lower_bound
 
 TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "laws": "laws.parquet",
@@ -56,7 +56,7 @@ def probes(runs: list[str], section: dict) -> pd.DataFrame:
     for run in runs:
         H, dh = grid.parse_run_name(run)
         p = section[preset_of(run)]
-        t = ProbeStore(Path(run).parent.parent, p, H, dh, Path(run).parent.name).table()
+        t = store(Path(run).parent.parent, p, H, dh, Path(run).parent.name).table()
         parts.append(t[t.seed.isin(p["seeds"])].assign(scale=preset_of(run), setting=settings.label(p)))
     return pd.concat(parts, ignore_index=True).sort_values(["scale", "heads", "head_dim", "seed", "budget", "dataset_size"])
 

@@ -25,5 +25,8 @@ def problems(params: dict) -> list[str]:
         out += [f"{key}.budget_not_run: {list(a)} is not an architecture of the preset; allowed: its (H, d_h) grid"
                 for group in p.get("budget_not_run", {}).values() for a in group if list(a) not in archs]
         if p["threshold"] > 0 and len(p["seeds"]) < 2:
-            out.append(f"{key}.seeds: {p['seeds']}: T*'s interval needs at least 2 seeds")
+            out.append(f"{key}.seeds: {p['seeds']}: T50's interval needs at least 2 seeds")
+        if p.get("tuned_lr") and p["training"]["lr"] not in p["tuned_lr"]:
+            out.append(f"{key}.tuned_lr: {p['tuned_lr']} lacks the preset's own lr {p['training']['lr']}; "
+                       "allowed: a list that holds it (the fixed-lr capacity is one of the tuned one's)")
     return out

@@ -32,7 +32,7 @@ SEARCH_KEYS = ("seeds", "threshold", "start_bits", "grow", "t_min", "rel_tol", "
 # Keys a preset may leave out (their default is the paper's setting): a probe's or row's key names them
 # only when given, so presets without them keep their probes and rows.
 OPTIONAL_DATA_KEYS = {"value_dim": 1}                       # d_v: values a head (MLT)
-OPTIONAL_SEARCH_KEYS = {"budgets": [1], "budget_not_run": {}}   # the budget curve
+OPTIONAL_SEARCH_KEYS = {"budgets": [1], "budget_not_run": {}, "tuned_lr": []}   # the budget curve; the tuned lr
 PROBE_PRESET = "probe"   # the name probe keys hash with: one for all presets, so they share probes
 
 
@@ -71,6 +71,22 @@ def search_settings(p: dict, heads: int, head_dim: int) -> dict:
         given["budget_not_run"] = reason
     stop = {"min_seeds": search.min_seeds(p), "width": search.width(p)}   # resolved: a row says how its search ended
     return {**probe_settings(p, heads, head_dim), **{k: p[k] for k in SEARCH_KEYS}, **stop, **given}
+
+
+def lr_variants(p: dict) -> list[dict]:
+    """The presets whose probes a row reads: itself, or with `tuned_lr` one a learning rate (Nichani et
+    al.'s tuned capacity: a size is memorized when any of them memorizes it). A variant's probes are
+    those of any preset with its lr (DPC: its lr_low scaled alike), so they are shared with the lr checks."""
+    if not p.get("tuned_lr"):
+        return [p]
+    t = p["training"]
+    out = []
+    for lr in p["tuned_lr"]:
+        training = {**t, "lr": lr}
+        if settings.family(p) == settings.DPC:
+            training["lr_low"] = float(f"{t['lr_low'] * lr / t['lr']:.6g}")
+        out.append({**{k: v for k, v in p.items() if k != "tuned_lr"}, "training": training})
+    return out
 
 
 def value_dim(p: dict) -> int:

@@ -22,7 +22,7 @@ from memcap import results
 from memcap.capacity import grid
 from memcap.capacity.probes import Probe, train_probes
 from memcap.capacity.search import next_round
-from memcap.capacity.store import ProbeStore
+from memcap.capacity.store import ProbeStore, store
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 def plan(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, k: int | None = None,
          preset: str | None = None) -> list[Probe]:
     """The next round's probes (memcap.capacity.search.next_round) from the probes on disk."""
-    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
+    stores = {(H, dh): store(runs_dir, p, H, dh, preset) for H, dh in archs}
     every = sorted({1, p["budget_factor"], *grid.budgets(p)})
     todo = next_round({arch: {b: store.outcomes(p["seeds"], b) for b in every} for arch, store in stores.items()},
                       lambda arch, seed, T: stores[arch].has(seed, T, p["budget_factor"]), p,
@@ -68,7 +68,8 @@ def run(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, device, che
     """Rounds until every architecture's search has ended; returns how many rounds trained here
     (cuda_graphs: memcap.capacity.probes.train_probes)."""
     plan_path = Path(f"{checkpoint}.plan.json")
-    stores = {(H, dh): ProbeStore(runs_dir, p, H, dh, preset) for H, dh in archs}
+    stores = {(H, dh): store(runs_dir, p, H, dh, preset) for H, dh in archs}
+    variants = grid.lr_variants(p)
     rounds = 0
     while True:
         todo = _saved_plan(plan_path, archs, p) or plan(archs, p, runs_dir, k, preset)
@@ -79,26 +80,42 @@ def run(archs: list[tuple[int, int]], p: dict, runs_dir: str | Path, device, che
         rounds += 1
         for budget in sorted({pr.budget for pr in todo}):
             group = [pr for pr in todo if pr.budget == budget]
-            done = {pr for pr in group if stores[pr.heads, pr.head_dim].has(pr.seed, pr.T, pr.budget)}
-            if len(done) == len(group):
-                continue
-            pack, path = pack_id(group), f"{checkpoint}.x{budget}.pt"
-            log.info("round %d: %d probes at %dx the steps (%s)", rounds, len(group) - len(done), budget,
-                     ", ".join(f"H={pr.heads} d_h={pr.head_dim} seed {pr.seed} T={pr.T}" for pr in group if pr not in done))
-
-            def write(pr: Probe, row: dict) -> None:
-                store = stores[pr.heads, pr.head_dim]
-                store.write({"heads": pr.heads, "head_dim": pr.head_dim, "seed": pr.seed, "dataset_size": pr.T,
-                             "budget": pr.budget, **row, "param_count": grid.params_of(p, pr.heads, pr.head_dim),
-                             "pack": pack},
-                            results.provenance(grid.probe_settings(p, pr.heads, pr.head_dim), seed=pr.seed,
-                                               dataset_size=pr.T, budget=pr.budget))
-                log.info("H=%d d_h=%d seed %d T=%d x%d: accuracy %.4f -> %s", pr.heads, pr.head_dim, pr.seed,
-                         pr.T, pr.budget, row["mem_acc"], "pass" if row["mem_acc"] >= p["threshold"] else "fail")
-
-            train_probes(group, p, device, write, skip=done, checkpoint_path=path,
-                         checkpoint_every_s=checkpoint_every_s, progress=progress,
-                         desc=f"capacity round {rounds} x{budget} ({len(group)} probes)", cuda_graphs=cuda_graphs)
-            ckpt.remove(path)
+            for i, q in enumerate(variants):
+                # a tuned preset's lrs one after the other: a probe an earlier lr memorized is decided
+                parts = {arch: (s.parts[i] if len(variants) > 1 else s) for arch, s in stores.items()}
+                earlier = [{arch: s.parts[j] for arch, s in stores.items()} for j in range(i)] if len(variants) > 1 else []
+                mine = [pr for pr in group if not any(_passed(e[pr.heads, pr.head_dim], pr, p) for e in earlier)]
+                path = f"{checkpoint}.x{budget}.pt" if len(variants) == 1 else f"{checkpoint}.x{budget}.lr{i}.pt"
+                _train(mine, q, parts, device, path, rounds, budget, checkpoint_every_s, progress, cuda_graphs)
         plan_path.unlink()
     return rounds
+
+
+def _passed(part: ProbeStore, pr: Probe, p: dict) -> bool:
+    return part.has(pr.seed, pr.T, pr.budget) and pr.T in {T for T, ok in part.outcomes([pr.seed], pr.budget)[pr.seed].items() if ok}
+
+
+def _train(group: list[Probe], q: dict, stores: dict, device, path: str, rounds: int, budget: int,
+           checkpoint_every_s: float, progress: bool, cuda_graphs: bool) -> None:
+    """One pack of a round: the group's probes not on disk yet, trained with preset q, each written to
+    its architecture's store as soon as it is done."""
+    done = {pr for pr in group if stores[pr.heads, pr.head_dim].has(pr.seed, pr.T, pr.budget)}
+    if len(done) == len(group):
+        return
+    pack = pack_id(group)
+    lr = f" at lr {q['training']['lr']:g}"
+    log.info("round %d: %d probes at %dx the steps%s (%s)", rounds, len(group) - len(done), budget, lr,
+             ", ".join(f"H={pr.heads} d_h={pr.head_dim} seed {pr.seed} T={pr.T}" for pr in group if pr not in done))
+
+    def write(pr: Probe, row: dict) -> None:
+        stores[pr.heads, pr.head_dim].write(
+            {"heads": pr.heads, "head_dim": pr.head_dim, "seed": pr.seed, "dataset_size": pr.T, "budget": pr.budget,
+             **row, "param_count": grid.params_of(q, pr.heads, pr.head_dim), "pack": pack},
+            results.provenance(grid.probe_settings(q, pr.heads, pr.head_dim), seed=pr.seed, dataset_size=pr.T,
+                               budget=pr.budget))
+        log.info("H=%d d_h=%d seed %d T=%d x%d: accuracy %.4f -> %s", pr.heads, pr.head_dim, pr.seed, pr.T,
+                 pr.budget, row["mem_acc"], "pass" if row["mem_acc"] >= q["threshold"] else "fail")
+
+    train_probes(group, q, device, write, skip=done, checkpoint_path=path, checkpoint_every_s=checkpoint_every_s,
+                 progress=progress, desc=f"capacity round {rounds} x{budget} ({len(group)} probes)", cuda_graphs=cuda_graphs)
+    ckpt.remove(path)

@@ -25,10 +25,10 @@ def family(p: dict) -> str:
 
 def label(p: dict) -> str:
     """The setting's name as every row, legend and scorecard detail shows it."""
+    variant = f" [{p['variant']}]" if p.get("variant") else ""            # e.g. an lr check, the tuned lr
     if family(p) == DPC:
-        return f"dpc/associations N={p['vocab']}"
+        return f"dpc/associations N={p['vocab']}{variant}"
     dv = f" d_v={p['value_dim']}" if p.get("value_dim", 1) != 1 else ""   # values a head, where not the paper's 1
-    variant = f" [{p['variant']}]" if p.get("variant") else ""            # e.g. an lr check
     return ("mlt/scalar" if p["num_classes"] == 2 else f"mlt/classification C={p['num_classes']}") + dv + variant
 
 

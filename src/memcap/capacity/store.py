@@ -61,3 +61,48 @@ class ProbeStore:
         """One probe's file (atomic: a killed write leaves nothing half-written)."""
         df = pd.DataFrame([row]).reindex(columns=COLUMNS)
         return results.write_parquet(df, self.path(row["seed"], row["dataset_size"], row["budget"]), meta)
+
+
+class TunedStore:
+    """A tuned preset's probes (`tuned_lr`): one ProbeStore a learning rate (memcap.capacity.grid.
+    lr_variants). A probe (seed, T, budget) is decided once any lr memorized it or every lr was
+    trained on it, and then reads as its best lr's row (`lr` says which); undecided, it is not yet a probe."""
+
+    def __init__(self, runs_dir: str | Path, p: dict, heads: int, head_dim: int, preset: str | None = None):
+        self.p = p
+        self.parts = [ProbeStore(runs_dir, v, heads, head_dim, preset) for v in grid.lr_variants(p)]
+
+    def missing(self, seed: int, T: int, budget: int) -> list[int]:
+        """The parts (lrs) still to train on this probe: none once one has memorized it."""
+        done = [part.has(seed, T, budget) for part in self.parts]
+        if any(d and self._passed(part, seed, T, budget) for d, part in zip(done, self.parts)):
+            return []
+        return [i for i, d in enumerate(done) if not d]
+
+    def _passed(self, part: ProbeStore, seed: int, T: int, budget: int) -> bool:
+        t = part.table()
+        hit = t[(t.seed == seed) & (t.dataset_size == T) & (t.budget == budget)]
+        return bool(len(hit)) and bool(hit.mem_acc.iloc[0] >= self.p["threshold"])
+
+    def has(self, seed: int, T: int, budget: int) -> bool:
+        return not self.missing(seed, T, budget)
+
+    def table(self) -> pd.DataFrame:
+        parts = [part.table().assign(lr=part.p["training"]["lr"]) for part in self.parts]
+        t = pd.concat(parts, ignore_index=True)
+        if t.empty:
+            return t.reindex(columns=[*COLUMNS, "git_commit", "lr"])
+        key = ["seed", "dataset_size", "budget"]
+        t = t.assign(passed=t.mem_acc >= self.p["threshold"])
+        seen = t.groupby(key).agg(tried=("lr", "size"), any_pass=("passed", "any"))
+        best = t.sort_values("mem_acc", ascending=False).drop_duplicates(key).set_index(key)
+        decided = seen.any_pass | (seen.tried == len(self.parts))
+        return best[decided.reindex(best.index)].reset_index().reindex(columns=[*COLUMNS, "git_commit", "lr"])
+
+    def outcomes(self, seeds: list[int], budget: int = 1) -> dict[int, dict[int, bool]]:
+        return ProbeStore.outcomes(self, seeds, budget)
+
+
+def store(runs_dir: str | Path, p: dict, heads: int, head_dim: int, preset: str | None = None) -> ProbeStore | TunedStore:
+    """The probes a row reads: one folder's, or a tuned preset's over its learning rates."""
+    return (TunedStore if p.get("tuned_lr") else ProbeStore)(runs_dir, p, heads, head_dim, preset)

@@ -61,7 +61,7 @@ def _search(args) -> None:
     from memcap import keys, results, runtime
     from memcap import params as memcap_params
     from memcap.capacity import aggregate, grid, rounds, settings, summary
-    from memcap.capacity.store import ProbeStore
+    from memcap.capacity.store import store
 
     params = load_params(args)
     runtime.prepare(args.threads)
@@ -84,7 +84,7 @@ def _search(args) -> None:
                          cuda_graphs=args.cuda_graphs)
     print(f"{trained} rounds trained here")
     for run, (H, dh) in zip(args.runs, archs):
-        row = summary.row(p, H, dh, ProbeStore(runs_dir, p, H, dh, scale).table(), scale, args.probes_per_round)
+        row = summary.row(p, H, dh, store(runs_dir, p, H, dh, scale).table(), scale, args.probes_per_round)
         results.write_parquet(pd.DataFrame([row]), run, results.provenance(p, scale=scale, heads=H, head_dim=dh))
         print({k: row[k] for k in ("heads", "head_dim", "seeds", "search_end", "capacity", "capacity_ci_low",
                                    "capacity_ci_high", "budget_limited")})
