@@ -14,7 +14,8 @@ from memcap.capacity.aggregate import ANCHORS
 from memcap.scales import scale_note
 from memcap.plotting import plt, sns
 
-FIGURES = ("capacity", "capacity_budget", "memorized_bits")
+FIGURES = ("capacity", "capacity_budget", "memorized_bits", "transition")
+MAX_PANELS = 4        # a figure answers one question: at most four panels
 
 
 def _panel(ax, g: pd.DataFrame, x: str, xlabel: str, law: pd.Series | None) -> None:
@@ -156,6 +157,48 @@ def bits(cap: pd.DataFrame, probes: pd.DataFrame | None, section: dict, mlt_runs
     results.save_figure(fig, paths, dpi=130)
 
 
+def transition(cap: pd.DataFrame, paths) -> None:
+    """The memorization transition, one panel a setting (the plain settings, at most four): for each
+    architecture of its H grid at budget 1, the fraction of seeds whose threshold lies above T (each
+    seed's bracket middle, an empirical curve) and the fitted P(memorized | T) with T₅₀ marked."""
+    from memcap.capacity.transition import LOGIT_90
+
+    plain = cap[cap.setting.map(settings.base) == cap.setting]
+    plain = plain[plain.capacity.notna()]
+    sets = list(dict.fromkeys(plain.setting))[:MAX_PANELS]
+    fig, axes = plt.subplots(1, max(len(sets), 1), figsize=(3.6 * max(len(sets), 1) + 1.8, 3.6), squeeze=False)
+    if not sets:
+        axes[0, 0].text(0.5, 0.5, "no architecture with a fitted transition", ha="center", va="center",
+                        transform=axes[0, 0].transAxes)
+        axes[0, 0].set_axis_off()
+    heads = sorted({int(h) for h in plain.heads})
+    colors = dict(zip(heads, sns.color_palette("viridis", len(heads))))
+    for ax, setting in zip(axes[0], sets):
+        g = plain[plain.setting == setting]
+        g = g[g.head_dim == g.head_dim.mode().iloc[0]].sort_values(["input_dim", "heads"])   # the H grid
+        for r in g.itertuples():
+            mids = sorted(m for m in r.seed_capacity if m is not None and not pd.isna(m))
+            if not mids:
+                continue
+            n = len(mids)
+            color = colors[int(r.heads)]
+            ax.plot(mids, [(n - i - 0.5) / n for i in range(n)], "o", ms=3, color=color, alpha=0.7)
+            s = np.log(r.width) / (2 * LOGIT_90)
+            xs = np.geomspace(r.capacity / 4, r.capacity * 4, 200)
+            z = np.clip((np.log(xs) - np.log(r.capacity)) / max(s, 1e-3), -50, 50)
+            ax.plot(xs, 1 / (1 + np.exp(z)), color=color, lw=1.2)
+        ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+        ax.set(xscale="log", xlabel="dataset size T", ylim=(-0.03, 1.03), title=setting)
+        ax.set_ylabel("fraction of seeds that memorize T")
+    handles = [plt.Line2D([], [], color=c, marker="o", ms=3, label=f"H = {h}") for h, c in colors.items()]
+    handles += [plt.Line2D([], [], color="black", lw=1.2, label="fitted P(memorized | T)"),
+                plt.Line2D([], [], color="black", marker="o", ls="none", ms=3, label="one seed's threshold")]
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+    fig.suptitle("Where memorization switches off: T₅₀ is where the fitted curve crosses one half", fontsize=10)
+    fig.tight_layout()
+    results.save_figure(fig, paths, dpi=130)
+
+
 def draw(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths, probes: pd.DataFrame | None = None,
          mlt_runs: pd.DataFrame | None = None) -> None:
     """Draw every figure named by the paths' stems (capacity.png, capacity.pdf -> `capacity`)."""
@@ -166,5 +209,7 @@ def draw(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths, probes: pd
             capacity(cap, laws, section, files)
         elif name == "capacity_budget":
             budget(cap, files)
+        elif name == "transition":
+            transition(cap, files)
         else:
             bits(cap, probes, section, mlt_runs, files)

@@ -47,6 +47,9 @@ CAPTIONS = {
                          "capacity_no_gain_past_n).",
     "capacity/capacity_budget": "T₅₀ (95% CI) against the training budget (multiples of the paper's steps), log-log, "
                                 "per architecture with a budget curve; circles: converged (within ±10% a doubling).",
+    "capacity/transition": "The memorization transition: per architecture of each setting's H grid, the fraction "
+                           "of seeds whose threshold lies above T, and the fitted P(memorized | T); T₅₀ is where "
+                           "it crosses one half, its steepness the transition's width.",
     "capacity/memorized_bits": "Memorized bits without a threshold (Morris et al.: Σ max(0, log2 C − loss in bits)) "
                                "against T per architecture: its probes and the MLT runs of its shape.",
     "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
