@@ -78,7 +78,7 @@ def test_report_target_end_to_end(pipeline, pipeline_left, tmp_path):
     assert sorted(zip(cap.heads, cap.head_dim)) == [(1, 2), (2, 2)]
     assert (cap.capacity_ci_low.dropna() > 0).all() and (cap.probes <= 2 * 4 + 1).all()
     for lows, highs in zip(cap.seed_low, cap.seed_high):
-        assert all(h is None or lo is None or h > lo for lo, h in zip(lows, highs))
+        assert all(pd.isna(h) or pd.isna(lo) or h > lo for lo, h in zip(lows, highs))
     assert set(cap.family) == {"capacity"} and list(cap.mlt_bound) == [2, 3] and list(cap.dpc_bound) == [10, 12]
     assert results.read_provenance(project.root / project.run_path("capacity", 1, 2))["params"]["max_probes"] == 4
     probes = results.read_parquet(project.root / "results" / "capacity" / "tables" / "probes.parquet")

@@ -18,10 +18,10 @@ CAP_RUNS = [r for runs in CAP_RUNS_OF.values() for r in runs]
 CAP_TABLE = {name: f"{CAP}/tables/{file}" for name, file in capacity_aggregate.TABLES.items()}
 CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIGURES for ext in ("png", "pdf")]
 # A GPU preset (pack_models > 1): one job searches every architecture whose row is missing, a round one
-# pack; else one job an architecture. probes_per_round: k probes a seed a round (1: bisection; 0: as
-# many as fill a round's pack, memcap.capacity.search).
+# pack; else one job an architecture. probes_per_round: k probes a seed a round (1, unless resources say
+# otherwise: bisection, the fewest core-hours on a CPU; 0: as many as fill a round's pack, memcap.capacity.search).
 CAP_PACKED = pack_sizes(capacity_grid.FAMILY)[0] > 1
-CAP_K = _sizes("train", capacity_grid.FAMILY).get("probes_per_round", 0)
+CAP_K = _sizes("train", capacity_grid.FAMILY).get("probes_per_round", 1)
 CAP_SEARCH_SHELL = f"memcap capacity search --threads {{threads}} --probes-per-round {CAP_K} --runs {{output}} > {{log}} 2>&1"
 
 

@@ -19,7 +19,7 @@ T₅₀'s interval is the profile likelihood's: every μ whose likelihood ratio 
 cutoff. With n seeds the cutoff is n·log(1 + t²/(n − 1)) at Student's t quantile with n − 1 degrees of
 freedom, the cutoff at which the profile interval of normal data is exactly the t interval (χ²₁'s 3.84
 as n grows); tests/test_capacity_transition.py measures its coverage on simulated searches. Every end is
-a T, positive by construction; an end the data cannot close is ∞ (or 0) and the row says so.
+a T, positive by construction; an upper end the data cannot close is ∞, a lower one 1 (one example).
 
 The scale s is floored at SCALE_FLOOR: seeds whose intervals all overlap (every seed's threshold in a
 common bracket) have no measurable spread, and their width is reported as an upper bound.
@@ -165,8 +165,10 @@ def cutoff(n: int, confidence: float) -> float:
     return n * math.log1p(t * t / (n - 1))
 
 
-def fit(intervals: list[Interval], confidence: float = 0.95) -> Fit:
-    """Maximum likelihood of μ and s with μ's profile interval (memcap.capacity.transition's doc)."""
+def fit(intervals: list[Interval], confidence: float = 0.95, floor: float | None = None) -> Fit:
+    """Maximum likelihood of μ and s with μ's profile interval (memcap.capacity.transition's doc);
+    floor: the smallest μ there is (a threshold's log T >= 0: one example), where an interval the data
+    cannot close below ends."""
     intervals = [i for i in intervals if i is not None]
     if len(intervals) < 2:
         raise NoTransition(f"{len(intervals)} seed(s) with probes: a transition needs at least 2")
@@ -182,7 +184,10 @@ def fit(intervals: list[Interval], confidence: float = 0.95) -> Fit:
     c = cutoff(len(intervals), confidence)
     gap = lambda m: 2 * (ll - model.best_scale(m)[0]) - c                                     # noqa: E731
     lo, hi = model.span
-    low = _root(gap, mu, lo - REACH)
+    end = lo - REACH if floor is None else max(lo - REACH, min(floor, mu))
+    low = _root(gap, mu, end)
+    if floor is not None and math.isinf(low):
+        low = end
     high = _root(gap, mu, hi + REACH)
     return Fit(mu, low, high, s, _scale_high(model, mu, ll, c), len(intervals), confidence)
 
@@ -233,7 +238,7 @@ def _scale_high(model: IntervalLogistic, mu: float, ll: float, c: float) -> floa
 def transition(outcomes: dict[int, dict[int, bool]], confidence: float = 0.95) -> Transition:
     """T₅₀ and the rest from every seed's probes {seed: {T: passed}} (NoTransition: why there is none)."""
     intervals = [seed_interval(o) for o in outcomes.values()]
-    f = fit([i for i in intervals if i is not None], confidence)
+    f = fit([i for i in intervals if i is not None], confidence, floor=0.0)   # T₅₀ >= 1 example
     return of_fit(f)
 
 

@@ -15,9 +15,9 @@ def register(sub) -> None:
     add_params_args(p)
     p.add_argument("--runs", nargs="+", required=True,
                    help="the rows to write: results/capacity/runs/<preset>/H<H>_dh<d_h>-<key>.parquet")
-    p.add_argument("--probes-per-round", type=int, default=0,
-                   help="probes a seed a round (0: as many as fill a round's pack of 12 models; 1: bisection; "
-                        "k: the bracket split in k + 1)")
+    p.add_argument("--probes-per-round", type=int, default=1,
+                   help="probes a seed a round (1: bisection, the fewest core-hours on a CPU; 0: as many as fill "
+                        "a round's pack of 12 models, for a GPU; k: the bracket split in k + 1)")
     p.add_argument("--cuda-graphs", action="store_true",
                    help="replay each step from CUDA graphs (a GPU; run benchmarks/graph_check.py there first)")
     p.add_argument("--checkpoint", help="the round's checkpoint (default: checkpoints/capacity/<first row's name>)")
