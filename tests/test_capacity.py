@@ -566,16 +566,17 @@ def test_morris_bits_of_trained_runs_are_the_recorded_sums_and_the_runs_of_a_row
     assert m["morris_bits"] == pytest.approx(known) and m["morris_T"] == 10 * T
 
 
-def readout_cap(law, heads=(2, 5, 10), dvs=(1, 4), noise=0.03):
+def readout_cap(law, heads=(2, 5, 10), dvs=(1, 4), noise=0.03, budgets=(1,)):
+    """Rows at each budget: T₅₀ = law(H, d_v) times 1.2 a doubling (±5% intervals)."""
     rng = np.random.default_rng(3)
     rows = []
     for h in heads:
         for v in dvs:
-            T = law(h, v) * (1 + noise * rng.standard_normal())
+            Ts = [law(h, v) * 1.2 ** math.log2(b) * (1 + noise * rng.standard_normal()) for b in budgets]
             rows.append({"setting": "mlt/classification C=100" + (f" d_v={v}" if v > 1 else ""), "heads": h,
-                         "head_dim": 64, "value_dim": v, "budgets": [1], "capacity_budget": [T],
-                         "capacity_budget_low": [T / 1.05], "capacity_budget_high": [T * 1.05],
-                         "budget_limited": False, "rise_verdict": []})
+                         "head_dim": 64, "value_dim": v, "budgets": list(budgets), "capacity_budget": Ts,
+                         "capacity_budget_low": [T / 1.05 for T in Ts], "capacity_budget_high": [T * 1.05 for T in Ts],
+                         "budget_limited": False, "rise_verdict": ["converged"] * (len(budgets) - 1)})
     return pd.DataFrame(rows)
 
 
@@ -588,6 +589,8 @@ def test_the_readout_law_tells_h_dv_from_h(law, verdict):
     assert fit["heads"] == [2, 5, 10] and fit["value_dims"] == [1, 4]
     assert aggregate.readout_law(readout_cap(law, dvs=(1,))) is None                     # one d_v: no law
     assert aggregate.readout_law(readout_cap(law, heads=(2, 10))) is None                # 4 rows, 3 coefficients
+    pooled = aggregate.readout_law(readout_cap(law, heads=(2, 10), budgets=(1, 2)))      # each row at 1x and 2x
+    assert pooled["verdict"] == verdict and pooled["points"] == 8 and pooled["budgets"] == [1, 2]
     assert words.readout_sentence(None)[0].startswith("Values per head (d_v): SKIPPED")
 
 

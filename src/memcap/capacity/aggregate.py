@@ -222,50 +222,52 @@ def readout_verdict(gamma: tuple[float, float, float], diff: tuple[float, float,
     return UNDECIDED
 
 
-def readout_law(cap: pd.DataFrame, budget: int = 1) -> dict | None:
-    """T₅₀ ∝ H^α · d_v^γ at one budget over the readout rows (censored fit): α, γ and γ − α (the
-    design [log H + log d_v, log d_v] makes γ − α a coefficient of its own). None without two of each."""
+def readout_law(cap: pd.DataFrame, budgets: tuple[int, ...] = (1, 2)) -> dict | None:
+    """T₅₀ ∝ H^α · d_v^γ over the readout rows at these budgets in one censored fit (a budget other than
+    the first enters as a factor of its own, so each row counts at each budget it has), α, γ and γ − α
+    (the design [log H + log d_v, log d_v] makes γ − α a coefficient of its own). None without two H and
+    two d_v, or fewer than two degrees of freedom."""
     rows = readout_rows(cap)
     pts, hs, vs = [], set(), set()
     for r in rows.itertuples():
-        if budget not in list(r.budgets):
-            continue
-        i = list(r.budgets).index(budget)
-        T, lo, hi = r.capacity_budget[i], r.capacity_budget_low[i], r.capacity_budget_high[i]
-        if pd.isna(T):
-            continue
-        limited = r.budget_limited if budget == 1 else (i < len(r.rise_verdict) and r.rise_verdict[i] == "still rising")
-        pts.append((r.heads, r.value_dim, fits.point(T, lo, hi, bool(limited), r.heads, r.value_dim)))
-        hs.add(r.heads), vs.add(r.value_dim)
-    if len(hs) < 2 or len(vs) < 2 or len(pts) < 4:
+        for i, budget in enumerate(r.budgets):
+            if budget not in budgets or pd.isna(r.capacity_budget[i]):
+                continue
+            T, lo, hi = r.capacity_budget[i], r.capacity_budget_low[i], r.capacity_budget_high[i]
+            limited = r.budget_limited if len(r.budgets) == 1 else (i < len(r.rise_verdict) and r.rise_verdict[i] == "still rising")
+            extra = [math.e if budget == b else 1.0 for b in budgets[1:]]      # log: a 0/1 factor a budget
+            pts.append(fits.point(T, lo, hi, bool(limited), r.heads, r.value_dim, *extra))
+            hs.add(r.heads), vs.add(r.value_dim)
+    used = [j for j in range(2, len(budgets) + 1) if len({p.x[j] for p in pts}) > 1] if pts else []
+    pts = [fits.Point(p.x[:2] + tuple(p.x[j] for j in used), p.y, p.se, p.lower) for p in pts]
+    if len(hs) < 2 or len(vs) < 2:
         return None
-    plain = [p for _, _, p in pts]
-    alpha, gamma = fits.fit(plain, 1), fits.fit(plain, 2)
-    mixed = [fits.Point((p.x[0] + p.x[1], p.x[1]), p.y, p.se, p.lower) for p in plain]
+    alpha, gamma = fits.fit(pts, 1), fits.fit(pts, 2)
+    mixed = [fits.Point((p.x[0] + p.x[1], *p.x[1:]), p.y, p.se, p.lower) for p in pts]
     diff = fits.fit(mixed, 2)
     if alpha is None or gamma is None or diff is None:
         return None
     as_tuple = lambda law: (law.estimate, law.low, law.high)                   # noqa: E731
     return {"alpha": as_tuple(alpha), "gamma": as_tuple(gamma), "diff": as_tuple(diff),
             "verdict": readout_verdict(as_tuple(gamma), as_tuple(diff)), "points": len(pts),
-            "heads": sorted(hs), "value_dims": sorted(vs), "head_dim": sorted(set(rows.head_dim))}
+            "heads": sorted(hs), "value_dims": sorted(vs), "head_dim": sorted(set(rows.head_dim)),
+            "budgets": sorted({b for r in rows.itertuples() for b in r.budgets if b in budgets})}
 
 
 def readout_laws(cap: pd.DataFrame) -> pd.DataFrame:
-    """readout_law at budgets 1 and 2 as rows of the laws table (scale `readout`)."""
+    """readout_law as rows of the laws table (scale `readout`)."""
+    law = readout_law(cap)
+    if law is None:
+        return pd.DataFrame()
+    at = (f"mlt/classification, d_h = {law['head_dim']}, H in {law['heads']}, d_v in {law['value_dims']}, "
+          f"{', '.join(f'{b}x' for b in law['budgets'])} the steps: T₅₀ ∝ H^α d_v^γ ({law['verdict']})")
     out = []
-    for budget in (1, 2):
-        law = readout_law(cap, budget)
-        if law is None:
-            continue
-        at = (f"mlt/classification, d_h = {law['head_dim']}, H in {law['heads']}, d_v in {law['value_dims']}, "
-              f"{budget}x the steps: T₅₀ ∝ H^α d_v^γ ({law['verdict']})")
-        for name, key, what in (("readout_alpha", "alpha", "α"), ("readout_gamma", "gamma", "γ"),
-                                ("readout_gamma_minus_alpha", "diff", "γ − α")):
-            est, lo, hi = law[key]
-            out.append({"law": f"{name}_x{budget}", "meaning": f"{at}: {what}", "statistic": est, "ci_low": lo,
-                        "ci_high": hi, "prefactor": math.nan, "tau": math.nan, "points": law["points"], "censored": 0,
-                        "rows": law["verdict"], "excluded": "", "scale": "readout", "setting": "mlt/classification"})
+    for name, key, what in (("readout_alpha", "alpha", "α"), ("readout_gamma", "gamma", "γ"),
+                            ("readout_gamma_minus_alpha", "diff", "γ − α")):
+        est, lo, hi = law[key]
+        out.append({"law": name, "meaning": f"{at}: {what}", "statistic": est, "ci_low": lo, "ci_high": hi,
+                    "prefactor": math.nan, "tau": math.nan, "points": law["points"], "censored": 0,
+                    "rows": law["verdict"], "excluded": "", "scale": "readout", "setting": "mlt/classification"})
     return pd.DataFrame(out)
 
 
