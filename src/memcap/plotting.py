@@ -14,3 +14,10 @@ def _headless() -> None:
 
 plt = OnFirstUse("matplotlib.pyplot", _headless)
 sns = OnFirstUse("seaborn", _headless)
+
+
+def whole_ticks(ax, axis: str = "x", most: int = 6) -> None:
+    """Integer ticks (at most `most`) on an axis that counts: heads, sizes, dimensions."""
+    from matplotlib.ticker import MaxNLocator
+
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(MaxNLocator(nbins=most, integer=True))

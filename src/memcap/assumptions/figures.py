@@ -39,26 +39,42 @@ def _panel_label(track: str, model: str) -> str:
 
 
 def draw_fig1(curves: pd.DataFrame) -> Figure:
-    """Fraction of full-rank k-subsets vs k with its Wilson band; dashed lines at n (green) and d (red)."""
+    """Fraction of full-rank k-subsets vs k with its Wilson band, one panel a (track, model), at most three
+    a row; dashed lines at the context size n (green) and the width d (red); one legend for all."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     sns.set_theme(style="whitegrid", context="paper")
     panels = list(dict.fromkeys(zip(curves["track"], curves["model"]))) if len(curves) else []
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5 * max(1, len(panels)), 3.8), squeeze=False)
-    for ax, (track, model) in zip(axes[0], panels):
+    cols = min(3, max(1, len(panels)))
+    rows = -(-max(1, len(panels)) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.3 * cols, 3.4 * rows), squeeze=False, sharey=True)
+    paper_band = False
+    for ax, (track, model) in zip(axes.flat, panels):
         c = curves[(curves["track"] == track) & (curves["model"] == model)].sort_values("k")
-        sns.lineplot(data=c, x="k", y="fraction", marker="o", markersize=3, ax=ax)
-        ax.fill_between(c["k"], c["ci_low"], c["ci_high"], alpha=0.25)
+        ax.plot(c["k"], c["fraction"], "o-", ms=2.5, color="tab:blue")
+        ax.fill_between(c["k"], c["ci_low"], c["ci_high"], alpha=0.25, color="tab:blue")
         n, d = int(c["n"].iloc[0]), int(c["d"].iloc[0])
-        ax.axvline(n, color="green", ls="--", label=f"n = {n}")
-        ax.axvline(d, color="red", ls="--", label=f"d = {d}")
+        ax.axvline(n, color="green", ls="--")
+        ax.axvline(d, color="red", ls="--")
         if track == "imagenet" and c["model"].iloc[0] == "Random Attention":
-            ax.axvspan(*PAPER_FIG1_FALL, color="orange", alpha=0.35,
-                       label=f"paper's Fig 1 (authors): falls from 1 at k ≈ {PAPER_FIG1_FALL[0]}–{PAPER_FIG1_FALL[1]}")
-        ax.set(xlabel="Kruskal rank candidate k", ylabel="satisfied fraction", ylim=(-0.03, 1.03),
-               title=f"{model}: {_panel_label(track, model)}\nT = {int(c['T'].iloc[0])}, "
-                     f"{int(c['trials'].iloc[0])} subsets per k")
-        ax.legend(loc="lower left")
+            ax.axvspan(*PAPER_FIG1_FALL, color="orange", alpha=0.35)
+            paper_band = True
+        ax.set(xlabel="Kruskal rank candidate k", ylabel="satisfied fraction", ylim=(-0.03, 1.03))
+        ax.set_title(f"{model}: {_panel_label(track, model)}\nT = {int(c['T'].iloc[0])}, {int(c['trials'].iloc[0])} "
+                     f"subsets per k; n = {n}, d = {d}", fontsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
     if not panels:
+        axes[0][0].set_visible(True)
         axes[0][0].text(0.5, 0.5, "no Fig 1 curves in this preset", ha="center")
+    handles = [Line2D([], [], color="tab:blue", marker="o", ms=3, label="satisfied fraction (95% Wilson band)"),
+               Line2D([], [], color="green", ls="--", label="context size n"),
+               Line2D([], [], color="red", ls="--", label="width d")]
+    if paper_band:
+        handles.append(Patch(color="orange", alpha=0.35, label=f"paper's Fig 1 (authors): falls from 1 at k ≈ "
+                                                               f"{PAPER_FIG1_FALL[0]}–{PAPER_FIG1_FALL[1]}"))
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
     fig.suptitle("Fig 1: fraction of full-rank random k-subsets of the [CLS] queries", fontsize=10)
     fig.tight_layout()
     return fig

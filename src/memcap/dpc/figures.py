@@ -31,19 +31,22 @@ FIGURES = {
     "exp3": {"experiments": ["exp3"], "x": "x", "title": "Exp 3 (Fig 2a): accuracy vs embedding dim d"},
     "exp4": {"experiments": ["exp1"], "x": "series", "title": "Exp 4 (Fig 2b): Exp 1 slopes vs d"},
     "exp5": {"experiments": ["exp5_aot", "exp5_mlp"], "x": "param_axis",
-             "title": "Exp 5 (Fig 3): AoT vs 1 head + MLP at equal parameters"},
+             "title": "Exp 5 (Fig 3): attention only vs 1 head + MLP at equal parameters"},
     "exp6": {"experiments": ["exp6"], "x": "x", "title": "Exp 6 (Fig 4): N = 10, d = d_h = 2"},
     "dim_exp1": {"experiments": ["dim_exp1"], "x": "x", "title": "Exp 1-dim (Fig 5): accuracy vs H"},
     "dim_exp2": {"experiments": ["dim_exp2"], "x": "x", "title": "Exp 2-dim (Fig 6): accuracy vs d_h"},
     "dim_exp5": {"experiments": ["dim_exp1", "dim_exp5"], "x": "param_axis",
-                 "title": "Exp 5-dim (Fig 7): AoT vs 1 head + MLP"},
+                 "title": "Exp 5-dim (Fig 7): attention only vs 1 head + MLP"},
     "depth_exp1": {"experiments": ["depth_exp1"], "x": "x", "title": "Exp 1-depth (Fig 8): accuracy vs H"},
     "depth_exp2": {"experiments": ["depth_exp2"], "x": "x", "title": "Exp 2-depth (Fig 9): accuracy vs d_h"},
     "depth_exp5": {"experiments": ["depth_exp1", "depth_exp5"], "x": "param_axis",
-                   "title": "Exp 5-depth (Fig 10): AoT vs 1 head + MLP"},
+                   "title": "Exp 5-depth (Fig 10): attention only vs 1 head + MLP"},
 }
-LEGEND_PREFIXES = ("random", "our", "previous", "linear", "quadratic", "piece", "authors")   # panels after the first
 METRIC_LABELS = {"acc_window": "train-batch window (original)", "acc_table": "full table (exact)"}
+METRIC_STYLE = {"acc_window": "-", "acc_table": "--"}
+ARMS = {"attention only": "tab:blue", "1 head + MLP": "tab:orange"}
+X_LABELS = {"heads": "heads H", "head_dim": "head size d_h", "dim": "embedding dim d", "width_mult": "parameters (the paper's axis)",
+            "mlp_heads": "parameters (the paper's axis)", "param_axis": "parameters (the paper's axis)"}
 
 
 def scale_note(scale: str) -> str:
@@ -62,27 +65,26 @@ def names(preset: dict) -> list[str]:
     return available(preset["experiments"]) + [KL, FIDELITY]
 
 
-def _long(runs: pd.DataFrame) -> pd.DataFrame:
-    long = runs.melt(id_vars=[c for c in runs.columns if c not in METRIC_LABELS], value_vars=list(METRIC_LABELS),
-                     var_name="metric", value_name="accuracy")
-    long["metric"] = long.metric.map(METRIC_LABELS)
-    return long
-
-
-def _fit_curve(ax, fits: pd.DataFrame, exp: str, series, xs: np.ndarray) -> None:
+def _fit_curve(ax, fits: pd.DataFrame, exp: str, series, xs: np.ndarray) -> str:
+    """The experiment's fit in the panel (dotted); returns its coefficients for the panel's title,
+    rounded (the table holds them in full)."""
     f = fits[(fits.experiment == exp) & (fits.series == series) & (fits.metric == "acc_window")]
     grid = np.linspace(xs.min(), xs.max(), 100)
+    said = []
     for r in f.itertuples():
         if pd.isna(r.a):
             continue
         if r.fit == "linear_before_saturation":
-            ax.plot(grid, np.minimum(1, r.a * grid + r.b), ":", c="k", label=f"linear fit ({r.a:.3g}/unit)")
+            ax.plot(grid, np.minimum(1, r.a * grid + r.b), ":", c="k")
+            said.append(f"slope {r.a:.2g}")
         elif r.fit == "quadratic":
-            ax.plot(grid, r.a * grid ** 2 + r.b, ":", c="k", label=f"quadratic fit {r.a:.3g}x²+{r.b:.2g}")
+            ax.plot(grid, r.a * grid ** 2 + r.b, ":", c="k")
+            said.append(f"{r.a:.2g}·x² + {r.b:.2g}")
         elif r.fit.startswith("piece_"):
             part = grid[grid <= r.split] if r.fit == "piece_low" else grid[grid >= r.split]
-            ax.plot(part, r.a * part + r.b, ":", c="k" if r.fit == "piece_low" else "grey",
-                    label=f"{r.fit} ({r.a:.3g}/unit)")
+            ax.plot(part, r.a * part + r.b, ":", c="k" if r.fit == "piece_low" else "grey")
+            said.append(f"slope {r.a:.2g} {'below' if r.fit == 'piece_low' else 'above'} d_h")
+    return ", ".join(said)
 
 
 AUTHORS_MARKERS = ("X", "P")   # the authors' mean of each arm (attention only, + MLP)
@@ -100,16 +102,46 @@ def authors_on_our_grid(authors: pd.DataFrame | None, runs: pd.DataFrame) -> pd.
     return both[same]
 
 
-def _authors_points(ax, authors: pd.DataFrame, experiments: list[str], series, xcol: str) -> None:
+def _authors_points(ax, authors: pd.DataFrame, experiments: list[str], series, xcol: str) -> bool:
+    drawn = False
     for exp, marker in zip(experiments, AUTHORS_MARKERS):
         a = authors[(authors.experiment == exp) & (authors.series == series)]
         if len(a):
-            ax.scatter(a[xcol], a.acc, marker=marker, s=30, c="k", zorder=5,
-                       label=AUTHORS_LABEL if exp == experiments[0] else f"{AUTHORS_LABEL}, MLP arm")
+            ax.scatter(a[xcol], a.acc, marker=marker, s=30, c="k", zorder=5)
+            drawn = True
+    return drawn
+
+
+def _count_axis(ax, xcol: str, x_key: str) -> None:
+    """Integer ticks where the axis counts (heads, sizes), at most five, thousands as k."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+    if xcol == "param_axis":
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if abs(v) >= 1000 else f"{v:g}"))
+
+
+def _legend(fig, arms: list[str], authors: bool, fitted: bool) -> None:
+    """One legend for every panel, outside the axes, in words."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=ARMS[a], marker="o", label=a) for a in arms]
+    handles += [Line2D([], [], color="k", ls=METRIC_STYLE[m], label=f"accuracy: {label}") for m, label in METRIC_LABELS.items()]
+    handles += [Line2D([], [], color="grey", lw=0.8, label="chance 1/N"),
+                Line2D([], [], color="tab:red", lw=1, label="this paper's lower bound"),
+                Line2D([], [], color="tab:purple", lw=1, label="the previous lower bound")]
+    if fitted:
+        handles.append(Line2D([], [], color="k", ls=":", label="the experiment's fit (in the panel title)"))
+    if authors:
+        handles.append(Line2D([], [], color="k", marker="X", ls="none", label=AUTHORS_LABEL))
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
 
 
 def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: str, paths,
                     authors: pd.DataFrame | None = None) -> None:
+    """One panel a series value (d), a facet grid with one legend outside: each arm's mean ± sd over
+    repetitions (solid: the original's train-batch window; dashed: exact full-table accuracy), chance,
+    both bounds, the experiment's fit (its coefficients in the panel's title) and the authors' means."""
     spec = FIGURES[name]
     authors = authors_on_our_grid(authors, runs)
     sub = runs[runs.experiment.isin(spec["experiments"])].copy()
@@ -119,29 +151,34 @@ def accuracy_figure(name: str, runs: pd.DataFrame, fits: pd.DataFrame, scale: st
     series = sorted(sub.series.unique())
     cols = min(len(series), 4)
     rows = -(-len(series) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), squeeze=False, sharey=True)
     xcol = spec["x"]
+    any_authors = any_fit = False
     for ax, sv in zip(axes.flat, series):
         s = sub[sub.series == sv]
-        sns.lineplot(data=_long(s), x=xcol, y="accuracy", hue="arm", style="metric", errorbar="sd",
-                     marker="o", ax=ax, legend=ax is axes.flat[0])
+        for arm in ARMS:
+            for metric in METRIC_LABELS:
+                g = s[s.arm == arm].groupby(xcol)[metric].agg(["mean", "std"]).reset_index()
+                if g.empty:
+                    continue
+                ax.plot(g[xcol], g["mean"], METRIC_STYLE[metric], marker="o", ms=3, color=ARMS[arm])
+                ax.fill_between(g[xcol], g["mean"] - g["std"].fillna(0), g["mean"] + g["std"].fillna(0),
+                                color=ARMS[arm], alpha=0.15, lw=0)
         ref = s[s.experiment == spec["experiments"][0]].groupby(xcol)[["chance", "bound", "prev_bound"]].first()
-        ax.axhline(float(s.chance.iloc[0]), c="grey", lw=0.8, label="random 1/N")
-        ax.plot(ref.index, ref.bound, "-", c="tab:red", lw=1, label="our lower bound")
-        ax.plot(ref.index, ref.prev_bound, "-", c="tab:purple", lw=1, label="previous lower bound")
-        if xcol == "x":
-            _fit_curve(ax, fits, spec["experiments"][0], sv, s.x.to_numpy(float))
-        _authors_points(ax, authors, spec["experiments"], sv, xcol)
-        x_key = s.x_key.iloc[0] if xcol == "x" else "parameters (paper's axis)"
-        ax.set(xlabel=x_key, ylabel="accuracy", ylim=(0, 1.05),
-               title=f"d = {sv}" if sv != -1 else f"N = {int(s.N.iloc[0])}")
-        if ax is axes.flat[0]:
-            ax.legend(fontsize=6)
-        else:
-            handles = [h for h in [*ax.get_lines(), *ax.collections] if h.get_label().startswith(LEGEND_PREFIXES)]
-            ax.legend(handles=handles, fontsize=6)
+        ax.axhline(float(s.chance.iloc[0]), c="grey", lw=0.8)
+        ax.plot(ref.index, ref.bound, "-", c="tab:red", lw=1)
+        ax.plot(ref.index, ref.prev_bound, "-", c="tab:purple", lw=1)
+        fit = _fit_curve(ax, fits, spec["experiments"][0], sv, s.x.to_numpy(float)) if xcol == "x" else ""
+        any_fit |= bool(fit)
+        any_authors |= _authors_points(ax, authors, spec["experiments"], sv, xcol)
+        x_key = X_LABELS.get(s.x_key.iloc[0] if xcol == "x" else xcol, s.x_key.iloc[0])
+        title = f"d = {sv}" if sv != -1 else f"N = {int(s.N.iloc[0])}"
+        ax.set(xlabel=x_key, ylabel="accuracy", ylim=(0, 1.05), title=f"{title}" + (f"\n{fit}" if fit else ""))
+        ax.title.set_fontsize(8)
+        _count_axis(ax, xcol, x_key)
     for ax in list(axes.flat)[len(series):]:
         ax.set_visible(False)
+    _legend(fig, [a for a in ARMS if (sub.arm == a).any()], any_authors, any_fit)
     fig.suptitle(spec["title"] + scale_note(scale), fontsize=10)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)
@@ -152,8 +189,9 @@ def slopes_figure(fits: pd.DataFrame, scale: str, paths, authors: pd.DataFrame |
     the same fit gives on the authors' published Exp 1 means."""
     fig, ax = plt.subplots(figsize=(5, 3.6))
     s = fits[(fits.experiment == "exp1") & (fits.fit == "linear_before_saturation")]
-    s = s.assign(metric=s.metric.map(METRIC_LABELS))
-    sns.scatterplot(data=s, x="series", y="a", hue="metric", ax=ax)
+    for metric, style in (("acc_window", "o"), ("acc_table", "s")):
+        m = s[s.metric == metric]
+        ax.scatter(m.series, m.a, marker=style, s=20, label=f"slope of accuracy: {METRIC_LABELS[metric]}")
     theirs = [] if authors is None else [
         (d, fit_lib.linear_before_saturation(g.x, g.acc)[0]) for d, g in authors[authors.experiment == "exp1"].groupby("series")]
     if theirs:
@@ -161,13 +199,15 @@ def slopes_figure(fits: pd.DataFrame, scale: str, paths, authors: pd.DataFrame |
     grid = np.linspace(s.series.min(), s.series.max(), 100)
     for r in fits[(fits.experiment == "exp4") & (fits.metric == "acc_window")].itertuples():
         power = 2 if r.fit == "quadratic" else 3
-        ax.plot(grid, r.a * grid ** power + r.b, "--" if power == 2 else ":", label=f"{r.fit} fit {r.a:.2g}d^{power}+b")
+        ax.plot(grid, r.a * grid ** power + r.b, "--" if power == 2 else ":",
+                label=f"{'quadratic' if power == 2 else 'cubic'} fit {r.a:.2g}·d{'²' if power == 2 else '³'} + b")
     N = int(s.N.iloc[0])
-    ax.plot(grid, bounds.bound_slope_per_head(grid, N), c="tab:red", lw=1, label="bound slope d_h(1-1/N)/N²")
-    ax.set(xlabel="d = d_h", ylabel="slope (accuracy per head)")
-    ax.legend(fontsize=6)
-    ax.set_title("Exp 4 (Fig 2b): slope of accuracy vs H" + scale_note(scale),
-                 fontsize=10)
+    ax.plot(grid, bounds.bound_slope_per_head(grid, N), c="tab:red", lw=1, label="bound's slope d_h(1 − 1/N)/N²")
+    ax.set(xlabel="embedding dim d (= head size d_h)", ylabel="slope (accuracy per head)")
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    ax.set_title("Exp 4 (Fig 2b): slope of accuracy vs H" + scale_note(scale), fontsize=10)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)
 
@@ -177,42 +217,63 @@ def kl_figure(theory: pd.DataFrame, scale: str, paths) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     p3 = theory[theory.part == "prop3"].copy()
     p3["kl"] = p3.kl.clip(lower=1e-16)
-    sns.lineplot(data=p3, x="lam", y="kl", hue="N", marker="o", ax=axes[0], palette="viridis")
-    axes[0].set(yscale="log", xscale="symlog", xlabel="λ", ylabel="d_KL", title="Prop 3: circle construction, d = 2")
+    p3 = p3[p3.lam >= 0]                            # λ < 0 only mirrors the construction
+    palette = dict(zip(sorted(p3.N.unique()), sns.color_palette("viridis", p3.N.nunique())))
+    for N, g in p3.groupby("N"):
+        axes[0].plot(g.lam, g.kl, "o-", ms=3, color=palette[N], label=f"N = {N}")
+    axes[0].set_xscale("symlog", linthresh=1, linscale=0.6)        # λ = 0 (no scaling) beside the decades
+    axes[0].set(yscale="log", xlabel="scale λ of the construction", ylabel="KL divergence d_KL",
+                title="Prop 3: circle construction, d = 2")
+    axes[0].set_xticks([v for v in (0, 1, 10, 100, 1000, 10000) if v <= p3.lam.max() * 1.5])   # decades only
+    axes[0].legend(fontsize=7, title="vocabulary", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     t2 = theory[theory.part == "thm2"]
     ax = axes[1]
     first = t2[t2.method == t2.method.iloc[0]]
     ax.plot(first.delta, first.kl, "o-", c="k", label="KL of the Thm 2 encoder")
     for method, g in t2.groupby("method"):
-        ax.plot(g.delta, g.bound, "--", label=f"bound ({method})")
-        ax.plot(g.delta, g.bound_simplified, ":", label=f"simplified ({method})")
-    ax.set(xlabel="δ (mass off g(t))", ylabel="d_KL",
+        ax.plot(g.delta, g.bound, "--", label=f"bound ({method.replace('_', ' ')})")
+        ax.plot(g.delta, g.bound_simplified, ":", label=f"simplified bound ({method.replace('_', ' ')})")
+    ax.set(xlabel="δ (probability mass off g(t))", ylabel="KL divergence d_KL",
            title=f"Thm 2: N = {int(t2.N.iloc[0])}, d = {int(t2.dim.iloc[0])}")
-    ax.legend(fontsize=6)
-    ls = theory[theory.part == "lsq"].melt(id_vars=["dim", "method", "draw"], value_vars=["kl", "bound"],
-                                           var_name="quantity", value_name="value")
-    ls["value"] = ls.value.clip(lower=1e-12)
-    sns.lineplot(data=ls, x="dim", y="value", hue="method", style="quantity", marker="o", ax=axes[2])
-    axes[2].set(yscale="log", xlabel="rank d", ylabel="d_KL / bound", title="Slides: LS vs weighted LS")
-    axes[2].legend(fontsize=6)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ls = theory[theory.part == "lsq"]
+    words = {"least_squares": "least squares", "weighted_least_squares": "weighted least squares"}
+    for (method, g), color in zip(ls.groupby("method"), ("tab:blue", "tab:orange")):
+        g = g.groupby("dim")[["kl", "bound"]].mean().clip(lower=1e-12)
+        axes[2].plot(g.index, g.kl, "o-", color=color, label=f"{words.get(method, method)}: KL")
+        axes[2].plot(g.index, g.bound, "--", color=color, label=f"{words.get(method, method)}: its bound")
+    axes[2].set(yscale="log", xlabel="rank d of the fit", ylabel="KL divergence (mean of draws)",
+                title="Slides: LS vs weighted LS")
+    axes[2].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.suptitle("DPC theory in computable form" + scale_note(scale), fontsize=10)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)
+
+
+EXPERIMENT_WORDS = {"exp1": "Exp 1", "exp2": "Exp 2", "exp3": "Exp 3", "exp5_aot": "Exp 5, attention only",
+                    "exp5_mlp": "Exp 5, 1 head + MLP", "exp6": "Exp 6", "dim_exp1": "Exp 1-dim", "dim_exp2": "Exp 2-dim",
+                    "dim_exp5": "Exp 5-dim", "depth_exp1": "Exp 1-depth", "depth_exp2": "Exp 2-depth",
+                    "depth_exp5": "Exp 5-depth"}
 
 
 def fidelity_figure(t: pd.DataFrame, scale: str, paths) -> None:
     """memcap's mean (train-batch window) against the authors' published mean, one point per grid point."""
     fig, ax = plt.subplots(figsize=(5.2, 5))
     shown = t.dropna(subset=["ours_window"])
-    sns.scatterplot(data=shown, x="theirs", y="ours_window", hue="experiment", style="within",
-                    style_order=[True, False], s=22, ax=ax)
+    palette = dict(zip(sorted(shown.experiment.unique()), sns.color_palette("tab20", shown.experiment.nunique())))
+    for exp, g in shown.groupby("experiment"):
+        for within, marker in ((True, "o"), (False, "x")):
+            h = g[g.within == within]
+            ax.scatter(h.theirs, h.ours_window, marker=marker, s=18, color=palette[exp],
+                       label=EXPERIMENT_WORDS.get(exp, exp) if within else None)
     ax.errorbar(shown.theirs, shown.ours_window, yerr=shown.tolerance, fmt="none", ecolor="grey", lw=0.5, zorder=0)
     lim = [0, 1.02]
     ax.plot(lim, lim, "k--", lw=0.8, label="ours = theirs")
+    ax.scatter([], [], marker="x", c="k", label="outside its tolerance")
     ax.set(xlim=lim, ylim=lim, xlabel="authors' CSV (mean of their repetitions)",
            ylabel="memcap (mean of repetitions), bar = tolerance",
            title=f"DPC: {int(t.within.sum())} of {len(t)} published means within tolerance" + scale_note(scale))
-    ax.legend(fontsize=6, ncol=2, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)
 

@@ -13,6 +13,7 @@ from memcap.report.bits import REFERENCES
 
 FIGURES = ("bits",)
 FOREST = "forest"   # drawn by `memcap report scorecard` from the scorecard itself
+FAMILY_WORDS = {"mlt_synthetic": "MLT's layer (its sweeps' runs)", "dpc": "DPC's transformer (its runs)"}
 VERDICT_COLORS = {"reproduced": "tab:green", "not reproduced": "tab:red", "inconclusive": "tab:blue"}
 
 
@@ -20,7 +21,8 @@ def bits(table: pd.DataFrame, paths) -> None:
     """bits/param vs parameter count, one colour per family, with the published reference lines."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     if len(table):
-        sns.scatterplot(data=table, x="param_count", y="bits_per_param", hue="family", style="family",
+        shown = table.assign(model=table.family.map(FAMILY_WORDS).fillna(table.family))
+        sns.scatterplot(data=shown, x="param_count", y="bits_per_param", hue="model", style="model",
                         alpha=0.6, ax=ax)
     for (label, v), color in zip(REFERENCES.items(), ("tab:red", "tab:purple")):
         ax.axhline(v, ls="--", color=color, label=label)
@@ -33,7 +35,7 @@ def bits(table: pd.DataFrame, paths) -> None:
     notes = [f"{s}: {scale_note(s)}" for s in scales if s != "none" and scale_note(s)]
     ax.set_title(f"Bits per parameter, both families (scale: {', '.join(scales)}"
                  f"{'; ' + '; '.join(notes) if notes else ''})", fontsize=10)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
 

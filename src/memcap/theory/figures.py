@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from memcap.plotting import plt, sns
+from memcap.plotting import plt, sns, whole_ticks
 from memcap.theory import saturation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FIGURES = ("construct", "capacity", "rank_bounds", "fig3")
+METHOD_WORDS = {"construction": "the construction", "gradient_descent": "gradient descent"}
 FORMATS = ("png", "pdf")
 
 
@@ -42,7 +43,7 @@ def draw_construct(con: pd.DataFrame, label: str = "") -> Figure:
     a.set(xlabel="H(min(n, d_h) − 1) + 1", ylabel="rank(Z) of the construction", title="CONSTRUCT: rank(Z)")
     a.legend(fontsize=8)
     sns.scatterplot(data=ok, x="bound", y="cond", hue="context", style="context", ax=b, s=40, legend=False)
-    b.set(xscale="log", yscale="log", xlabel="T = H(r−1)+1", ylabel="cond(Z)",
+    b.set(xscale="log", yscale="log", xlabel="dataset size T = H(r−1)+1", ylabel="condition number cond(Z)",
           title=f"conditioning (max residual {ok['model_residual'].max():.1e} via MLTAttention)")
     _title(fig, "MLT Theorem 1 made executable: constructed capacity equals the bound", label)
     fig.tight_layout()
@@ -52,19 +53,25 @@ def draw_construct(con: pd.DataFrame, label: str = "") -> Figure:
 def draw_capacity(gd: pd.DataFrame, label: str = "") -> Figure:
     """Examples fit within tolerance vs H: bound (line), construction, gradient descent per T/bound."""
     ok = gd[gd["status"] == "ok"].copy()
-    ok["T / bound"] = ok["dataset_size_factor"].map(lambda f: f"{f:g}")
+    ok["dataset size / bound"] = ok["dataset_size_factor"].map(lambda f: f"{f:g}")
+    ok["weights from"] = ok["method"].map(METHOD_WORDS).fillna(ok["method"])
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
     bound = ok.groupby("heads")["bound"].first()
     a.plot(bound.index, bound.values, color="black", ls="--", lw=1.2, label="bound H(r−1)+1")
-    sns.lineplot(data=ok, x="heads", y="memorized", hue="T / bound", style="method", markers=True, ax=a,
-                 errorbar=("pi", 100))
+    sns.lineplot(data=ok, x="heads", y="memorized", hue="dataset size / bound", style="weights from", markers=True,
+                 ax=a, errorbar=("pi", 100))
+    handles, labels = a.get_legend_handles_labels()
+    a.get_legend().remove()
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+    for ax in (a, b):
+        whole_ticks(ax)
     tol = ok["tolerance"].iloc[0] if len(ok) else np.nan
     a.set(xlabel="heads H", ylabel=f"examples fit (|ŷ − y| ≤ {tol:g})", title="construction vs gradient descent vs bound")
-    sns.lineplot(data=ok, x="heads", y="mse", hue="T / bound", style="method", markers=True, ax=b,
+    sns.lineplot(data=ok, x="heads", y="mse", hue="dataset size / bound", style="weights from", markers=True, ax=b,
                  errorbar=("pi", 100), legend=False)
     b.set(yscale="log", xlabel="heads H", ylabel="train MSE (all T examples)", title="train MSE")
     _title(fig, f"Regression, {ok['context'].iloc[0] if len(ok) else ''} context, d={ok['input_dim'].max()}, "
-                f"n={ok['context_size'].max()}: GD with the spine's trainer", label)
+                f"n={ok['context_size'].max()}: gradient descent with the sweeps' trainer", label)
     fig.tight_layout()
     return fig
 
@@ -83,9 +90,12 @@ def draw_rank_bounds(bounds: pd.DataFrame, label: str = "") -> Figure:
         lines = g.groupby("heads")[["bound", "input_dim"]].first()
         ax.plot(lines.index, lines["bound"], color="black", ls="--", label="bound")
         ax.plot(lines.index, lines.index * lines["input_dim"], color="grey", ls=":", label="H·d (no bound)")
-        sns.stripplot(data=g, x="heads", y="rank", hue="weights", dodge=True, native_scale=True, ax=ax, size=5)
+        # no jitter and no dodge: each point at its own H, where the bound line is its bound
+        for (weights, w), marker in zip(g.groupby("weights"), "osD^vP*X"):
+            ax.scatter(w["heads"], w["rank"], marker=marker, s=22, alpha=0.7, label=f"weights: {weights}")
         ax.set(title=name, xlabel="heads H", ylabel="rank(Z)")
-        ax.legend(fontsize=7)
+        whole_ticks(ax)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     _title(fig, "Upper bounds on rank(Z): every point must lie on or below the dashed line", label)
     fig.tight_layout()
     return fig
@@ -115,7 +125,15 @@ def draw_fig3(att: pd.DataFrame, threshold: float, examples_shown: int, label: s
         row[1].set(title="saturated heads per example", xlabel="# saturated heads", xlim=(-0.5, H + 0.5))
         sns.histplot(run["max_attention"], bins=np.linspace(0, 1, 41), ax=row[2], color="#2980b9")
         row[2].axvline(threshold, color="#c0392b", ls="--", lw=1)
-        row[2].set(title="max attention, all (example, head)", xlabel="max_j α_{h,j}")
+        row[2].set(title="max attention, all (example, head)", xlabel="max attention weight max_j α_{h,j}")
+        row[1].set_ylabel("examples")
+        row[2].set_ylabel("(example, head) pairs")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    fig.legend(handles=[Patch(color="#c0392b", label=f"saturated head (max α > {threshold})"),
+                        Patch(color="#f0f0f0", label="not saturated"),
+                        Line2D([], [], color="#c0392b", ls="--", label="the saturation threshold")],
+               loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
     fig.suptitle("MLT Fig 3: softmax saturation of trained heads" + (f" ({label})" if label else ""))
     fig.tight_layout()
     return fig
