@@ -74,7 +74,7 @@ def test_page_is_self_contained_with_captions(tmp_path):
     assert "data:image/png;base64," in text and "src=\"http" not in text and "<link" not in text
     assert "no gain past d_h = n" in text                    # the figure's caption names its claim
     # the same name in two families: two captions, two ids
-    assert "construction vs gradient descent" in text and "Capacity T₅₀ (the dataset size half the trained models memorize" in text
+    assert "construction vs gradient descent" in text and "Capacity T₅₀, the dataset size half the trained models memorize" in text
     assert 'id="fig-theory-capacity"' in text and 'id="fig-capacity-capacity"' in text
     assert all(c.claim_id in text for c in claims.CLAIMS)
     assert "QUICK STAND-IN" in text

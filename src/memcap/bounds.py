@@ -21,6 +21,18 @@ import numpy as np
 SATURATION_ACC = 0.99
 
 
+# Published capacities in bits per parameter, drawn and listed beside memcap's, each once, with its source:
+# the perceptron (Cover 1965; Gardner 1988: 2 bits a weight), knowledge stored in language models
+# (Allen-Zhu & Li 2024: 2 bits a parameter), GPT-style models on uniformly random tokens (Morris et al.
+# 2025: ≈3.6 bits a parameter, their headline figure), and after heavy tuning (Collins et al.: ≈5).
+PUBLISHED_BITS_PER_PARAM = {
+    "perceptron, 2 bits a weight (Cover 1965; Gardner 1988)": 2.0,
+    "knowledge in language models, ≈2 (Allen-Zhu & Li 2024)": 2.0,
+    "GPT-style models on random tokens, ≈3.6 (Morris et al. 2025)": 3.6,
+    "tuned models, ≈5 (Collins et al.)": 5.0,
+}
+
+
 def memorization_bound(heads, context_size, head_dim):
     """MLT Theorem 1: H(r − 1) + 1 with r = min(n, d_h); scalars give an int, arrays give an array."""
     out = np.asarray(heads) * (np.minimum(context_size, head_dim) - 1) + 1

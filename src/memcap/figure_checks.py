@@ -99,7 +99,8 @@ def problems(fig) -> list[str]:
             label = axis.get_label().get_text().strip()
             if not WORD.search(label) or COLUMN_NAME.match(label):
                 out.append(f"panel {ax.get_title() or '(untitled)'!r}: {which} axis label {label!r} is not words")
-            ticks = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+            ticks = [t for t in [*axis.get_ticklabels(), *axis.get_ticklabels(minor=True)] if t.get_visible() and t.get_text()]
+            ticks.sort(key=lambda t: t.get_window_extent(renderer).x0 if which == "x" else t.get_window_extent(renderer).y0)
             values = _data_values(ax, which)
             if (len(values) > 1 and np.all(values == np.round(values)) and axis.get_scale() == "linear"
                     and any(FRACTION.match(t.get_text().replace("−", "-")) for t in ticks)):

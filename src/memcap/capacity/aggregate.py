@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memcap.bounds import associations, memorization_bound
+from memcap.bounds import PUBLISHED_BITS_PER_PARAM, associations, memorization_bound
 from memcap.capacity import laws as fits
 from memcap.capacity import grid, morris, settings
 from memcap.capacity.convergence import NO_CURVE
@@ -36,12 +36,7 @@ COLUMNS = ["family", "scale", "setting", "heads", "head_dim", "context_size", "i
            "curve_bits_per_param", "lower_bound", "law_T", "law_low", "law_high", "law_excluded",
            "morris_bits", "morris_bits_per_param", "morris_T", "morris_largest_T", "morris_plateau", "morris_from",
            "probes", "probes_per_round", "train_seconds", "device"]
-# Published capacities in bits per parameter, drawn and listed beside ours: the perceptron (Cover 1965,
-# Gardner 1988: 2 bits a weight), language models storing knowledge (Allen-Zhu & Li 2024: 2 bits a
-# parameter), GPT-style models on random data (Morris et al. 2025: 3.6, 3.83 in fp32), and after heavy
-# tuning (Collins et al.: ~5).
-ANCHORS = {"Cover / Gardner (perceptron)": 2.0, "Allen-Zhu & Li": 2.0, "Morris et al. (fp32)": 3.83,
-           "Collins et al. (tuned)": 5.0}
+ANCHORS = PUBLISHED_BITS_PER_PARAM   # published capacities in bits per parameter (memcap.bounds)
 
 
 def preset_of(run: str) -> str:

@@ -1,198 +1,276 @@
-"""Capacity figures: T₅₀ (95% interval, every seed's threshold) vs H and vs d_h on log axes, beside both
-papers' counts and the fitted power law, and bits per parameter at T₅₀ beside the published ones
-(capacity); T₅₀ against the training budget per architecture (capacity_budget); memorized bits without a
-threshold against T per architecture (memorized_bits)."""
+"""Capacity in four figures, drawn only from the capacity table (figure code never trains):
+
+  capacity      T₅₀ (95% interval; dots: each seed's threshold; open: a lower bound) against H, one panel
+                a setting, and against d_h; the bound that applies as a line (none where neither applies)
+                and the fitted power law
+  bits          bits per parameter against parameters: at T₅₀ (a threshold) and without one (Morris et
+                al.), beside the published capacities as labelled lines
+  sensitivity   T₅₀ against the training budget and the learning rate, as ratios to the paper's protocol
+  transition    the memorization transition: each seed's threshold and the fitted P(memorized | T)
+
+Each figure has one legend, outside its panels, and at most four panels.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 
 from memcap import results
-from memcap.capacity import morris, settings
+from memcap.capacity import settings
 from memcap.capacity.aggregate import ANCHORS
-from memcap.scales import scale_note
 from memcap.plotting import plt, sns
 
-FIGURES = ("capacity", "capacity_budget", "memorized_bits", "transition")
-MAX_PANELS = 4        # a figure answers one question: at most four panels
+FIGURES = ("capacity", "bits", "sensitivity", "transition")
+SHORT_WORDS = {"mlt/classification C=100": "100 classes", "mlt/scalar": "one logit", "dpc/associations N=50": "DPC"}
+SETTING_WORDS = {"mlt/classification C=100": "MLT's layer, 100 classes", "mlt/scalar": "MLT's layer, one logit (±1)",
+                 "dpc/associations N=50": "DPC's transformer, N = 50 associations"}
 
 
-def _panel(ax, g: pd.DataFrame, x: str, xlabel: str, law: pd.Series | None) -> None:
-    if g.empty:
-        ax.set_axis_off()
-        return
-    g = g.sort_values(x)
+def _words(setting: str) -> str:
+    return SETTING_WORDS.get(setting, setting)
+
+
+def _plain(cap: pd.DataFrame) -> pd.DataFrame:
+    """The settings' own rows (no d_v, lr or tuned variant)."""
+    return cap[cap.setting.map(settings.base) == cap.setting]
+
+
+def _log_errors(g: pd.DataFrame, y: str, low: str, high: str) -> np.ndarray:
+    top = np.where(np.isfinite(g[high]), g[high], g[y])
+    return np.vstack([g[y] - g[low], top - g[y]]).clip(min=0)
+
+
+def _estimates(ax, g: pd.DataFrame, x: str, color) -> None:
+    """Each seed's threshold (dots), T₅₀ with its interval, a lower bound as an open marker."""
     seeds = g[[x, "seed_capacity"]].explode("seed_capacity").dropna().astype(float)
-    ax.scatter(seeds[x], seeds.seed_capacity, s=10, color="tab:blue", alpha=0.45, label="one seed's threshold")
-    top = np.where(np.isfinite(g.capacity_ci_high), g.capacity_ci_high, g.capacity)
-    yerr = np.vstack([g.capacity - g.capacity_ci_low, top - g.capacity]).clip(min=0)
-    ax.errorbar(g[x], g.capacity, yerr=np.nan_to_num(yerr), marker="o", color="tab:blue", capsize=3, ls="none",
-                label=f"T₅₀ (half the seeds memorize at acc ≥ {g.threshold.iloc[0]:.0%}), 95% CI")
-    limited = g[g.lower_bound.fillna(False).astype(bool)]
-    if len(limited):
-        ax.scatter(limited[x], limited.capacity, s=90, facecolors="none", edgecolors="red",
-                   label="more steps memorize more: a lower bound")
-    which = settings.applies(str(g.setting.iloc[0]))
-    mlt_applies, dpc_applies = which.startswith("MLT"), which.startswith("DPC")
-    sns.lineplot(data=g, x=x, y="mlt_bound", marker="s", ls="--", ax=ax, color="tab:orange",
-                 label="MLT: H(min(n, d_h) − 1) + 1" + (" (applies)" if mlt_applies else " (for comparison)"))
-    sns.lineplot(data=g, x=x, y="dpc_bound", marker="^", ls=":", ax=ax, color="tab:green",
-                 label="DPC: H·d_h + d" + (" (applies)" if dpc_applies else " (for comparison)"))
-    if law is not None and not np.isnan(law.statistic):
-        xs = np.geomspace(g[x].min(), g[x].max(), 50)
-        ax.plot(xs, law.prefactor * xs ** law.statistic, color="grey", lw=1,
-                label=f"fit T₅₀ ∝ {x[0].upper() if x == 'heads' else 'd_h'}^{law.statistic:.2f} "
-                      f"[{law.ci_low:.2f}, {law.ci_high:.2f}]")
-    ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="dataset size T memorized", title=str(g.setting.iloc[0]))
-    ax.set_xticks(g[x].tolist(), [str(v) for v in g[x]])     # the grid's own values, not 2×10^0
-    ax.minorticks_off()
-    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.legend(fontsize=7)
+    ax.scatter(seeds[x], seeds.seed_capacity, s=8, color=color, alpha=0.35, lw=0)
+    g = g[g.capacity.notna()].sort_values(x)
+    ax.errorbar(g[x], g.capacity, yerr=_log_errors(g, "capacity", "capacity_ci_low", "capacity_ci_high"), fmt="none",
+                ecolor=color, capsize=2, lw=1)
+    bound = g.lower_bound.fillna(False).astype(bool)
+    ax.plot(g[x], g.capacity, "-", color=color, lw=0.8, alpha=0.6)
+    ax.scatter(g[x][~bound], g.capacity[~bound], s=30, color=color, zorder=3)
+    ax.scatter(g[x][bound], g.capacity[bound], s=30, facecolors="white", edgecolors=color, zorder=3)
 
 
-def _bits_panel(ax, cap: pd.DataFrame) -> None:
-    """Bits per parameter at T₅₀ (T₅₀·log2 C / params, 95% CI) and the most memorized bits of any
-    probe per parameter, against params, beside the published capacities in bits per parameter."""
-    g = cap.sort_values("param_count")
-    bits = "log2 N" if str(g.setting.iloc[0]).startswith("dpc") else f"log2 {int(g.num_classes.iloc[0])}"
-    top = np.where(np.isfinite(g.bits_ci_high), g.bits_ci_high, g.bits_per_param)
-    yerr = np.vstack([g.bits_per_param - g.bits_ci_low, top - g.bits_per_param]).clip(min=0)
-    ax.errorbar(g.param_count, g.bits_per_param, yerr=np.nan_to_num(yerr), fmt="o", color="tab:blue", capsize=3,
-                label=f"{g.setting.iloc[0]}: T₅₀·{bits} / params (95% CI)")
-    ax.scatter(g.param_count, g.max_bits_per_param, marker="x", color="tab:purple",
-               label="most memorized bits of a probe / params")
-    curved = g[g.budgets.map(len) > 1] if "budgets" in g else g.iloc[:0]
-    if len(curved):   # the largest budget's T₅₀: a value where converged, else a lower bound (open marker)
-        done = curved.budget_curve == "converged"
-        ax.scatter(curved.param_count[done], curved.curve_bits_per_param[done], marker="D", color="tab:green",
-                   label=f"T₅₀ at {max(curved.budgets.iloc[0])}x the steps / params (converged)")
-        ax.scatter(curved.param_count[~done], curved.curve_bits_per_param[~done], marker="^", facecolors="none",
-                   edgecolors="tab:green", label=f"T₅₀ at {max(curved.budgets.iloc[0])}x the steps / params: not converged")
-    for (name, bits), color in zip(ANCHORS.items(), ("grey", "silver", "tab:red", "tab:brown")):
-        ax.axhline(bits, color=color, lw=0.8, ls="--", label=f"{name}: {bits:g}")
-    ax.set(xscale="log", yscale="log", xlabel="parameters", ylabel="bits per parameter")
-    ax.xaxis.set_minor_formatter(plt.NullFormatter())   # the 2-9 x 10^k labels overlap at these widths
-    ax.legend(fontsize=6)
+def _law_line(ax, law: pd.Series | None, xs, color) -> None:
+    if law is None or pd.isna(law.statistic) or pd.isna(law.prefactor):
+        return
+    grid = np.geomspace(min(xs), max(xs), 50)
+    ax.plot(grid, law.prefactor * grid ** law.statistic, ":", color=color, lw=1)
+
+
+def _log_axes(ax, xs, xlabel: str) -> None:
+    from matplotlib.ticker import FuncFormatter, NullLocator
+
+    ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="T₅₀ (dataset size memorized by half the models)")
+    ticks = sorted({int(v) for v in xs})
+    ax.set_xticks(ticks if len(ticks) <= 7 else ticks[::2], [str(t) for t in (ticks if len(ticks) <= 7 else ticks[::2])])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
 
 def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> None:
-    """A row of three panels a preset (one setting, or one d of DPC's): the H grid at its fixed d_h,
-    the d_h grid at its fixed H (n, or d for DPC, marked), and bits per parameter at capacity beside
-    the published capacities."""
-    names = list(dict.fromkeys(cap.scale))
-    fig, axes = plt.subplots(len(names), 3, figsize=(15.5, 4.4 * len(names)), squeeze=False)
-    for row, name in zip(axes, names):
-        p, g = section[name], cap[cap.scale == name]
-        law = (laws[laws.scale == name] if "scale" in laws else laws).set_index("law")
-        get = lambda k: law.loc[k] if k in law.index else None                                 # noqa: E731
-        dpc = settings.family(p) == settings.DPC
-        d = f", d = {p['input_dim']}" if dpc else ""
-        _panel(row[0], g[g.head_dim == p["head_dim"]], "heads", f"heads H (d_h = {p['head_dim']}{d})", get("alpha_heads"))
-        _panel(row[1], g[g.heads == p["heads"]], "head_dim", f"head size d_h (H = {p['heads']}{d})",
-               get("beta_head_dim_below_n"))
-        row[1].axvline(p["input_dim"] if dpc else p["context_size"], color="grey", lw=0.8, ls="--")
-        _bits_panel(row[2], g)
-    scale = ", ".join(names)
-    fig.suptitle(f"Capacity by search, one row a setting ({', '.join(dict.fromkeys(cap.setting))}; "
-                 f"presets: {scale}{''.join(f'; {scale_note(n)}' for n in names if scale_note(n))})",
-                 fontsize=10)
+    """T₅₀ against H per setting (DPC's d as colours), and against d_h for MLT's two settings."""
+    from matplotlib.lines import Line2D
+
+    plain = _plain(cap)
+    sets = [s for s in SETTING_WORDS if s in set(plain.setting)] + sorted(set(plain.setting) - set(SETTING_WORDS))
+    sets = sets[:3]
+    fig, grid = plt.subplots(2, 2, figsize=(9.5, 7.6), squeeze=False)
+    axes = list(grid.flat)[:len(sets)] + [grid.flat[3]]
+    for ax in list(grid.flat)[len(sets):3]:
+        ax.set_visible(False)
+    law_at = laws.set_index(["scale", "law"]) if len(laws) else None
+    get = lambda scale, name: (law_at.loc[(scale, name)] if law_at is not None and (scale, name) in law_at.index  # noqa: E731
+                               else None)
+    palette = sns.color_palette("tab10")
+    for ax, setting in zip(axes, sets):
+        g = plain[plain.setting == setting]
+        for (scale, part), color in zip(g.groupby("scale", sort=False), palette):
+            p = section[scale]
+            on_h = part[part.head_dim == p["head_dim"]]
+            _estimates(ax, on_h, "heads", color)
+            _law_line(ax, get(scale, "alpha_heads"), on_h.heads, color)
+            which = settings.applies(setting)
+            if not which.startswith("neither"):
+                ax.plot(on_h.heads, on_h.bound, "--", color=color, lw=1)
+            if setting.startswith(settings.DPC):
+                ax.plot([], [], "o", color=color, label=f"d = {p['input_dim']}")
+        ax.set_title(_words(setting), fontsize=9)
+        _log_axes(ax, plain[plain.setting == setting].heads, "heads H")
+        if setting.startswith(settings.DPC):
+            ax.legend(fontsize=7, loc="upper left", title="embedding dim", title_fontsize=7)
+    ax = axes[-1]
+    for (setting, g), color in zip(plain[~plain.setting.str.startswith(settings.DPC)].groupby("setting"), palette[3:]):
+        scale = g.scale.iloc[0]
+        p = section[scale]
+        on_dh = g[g.heads == p["heads"]]
+        _estimates(ax, on_dh, "head_dim", color)
+        ax.plot([], [], "o", color=color, label=f"{_words(setting)}, H = {p['heads']}")
+        ax.axvline(p["context_size"], color="grey", lw=0.8, ls="--")
+    if any(ax.get_legend_handles_labels()[0]):
+        ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.08), frameon=False)
+        _log_axes(ax, plain[~plain.setting.str.startswith(settings.DPC)].head_dim, "head size d_h (dashed: n)")
+    ax.set_title("against the head size", fontsize=9, pad=32)
+    handles = [Line2D([], [], color="k", marker="o", ls="none", label="T₅₀ with its 95% interval"),
+               Line2D([], [], color="k", marker="o", mfc="white", ls="none", label="a lower bound (more steps memorize more)"),
+               Line2D([], [], color="k", marker="o", ms=3, alpha=0.35, ls="none", label="one seed's threshold"),
+               Line2D([], [], color="k", ls="--", label="the bound that applies (MLT Thm 1, DPC Cor 1)"),
+               Line2D([], [], color="k", ls=":", label="fitted power law T₅₀ ∝ H^α")]
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+    fig.suptitle(f"Capacity: T₅₀, where half the trained models memorize (accuracy ≥ {cap.threshold.max():g})", fontsize=10)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
 
 
-def _label(r) -> str:
-    return f"{r.setting}: H={r.heads} d_h={r.head_dim}"
+def bits(cap: pd.DataFrame, paths) -> None:
+    """Bits per parameter at T₅₀ (T₅₀·log2 C / params) and without a threshold (Morris et al.: the most
+    Σ max(0, log2 C − loss in bits) of any probe), against parameters, beside the published capacities."""
+    from matplotlib.lines import Line2D
 
-
-def budget(cap: pd.DataFrame, paths) -> None:
-    """T₅₀ (95% CI) against the budget, log-log, one line an architecture with a budget curve; says so
-    when none has one."""
-    g = cap[cap.budgets.map(len) > 1] if "budgets" in cap else cap.iloc[:0]
-    fig, ax = plt.subplots(figsize=(7.5, 5))
-    if g.empty:
-        ax.text(0.5, 0.5, "no budget curve in this table (scale {capacity: paper_budget} searches them)",
-                ha="center", va="center", transform=ax.transAxes, fontsize=9)
-        ax.set_axis_off()
-    for r in g.itertuples():
-        B, T = np.asarray(r.budgets, float), np.asarray(r.capacity_budget, float)
-        high = np.asarray(r.capacity_budget_high, float)
-        err = np.vstack([T - np.asarray(r.capacity_budget_low, float), np.where(np.isfinite(high), high, T) - T])
-        ax.errorbar(B, T, yerr=np.nan_to_num(err).clip(min=0), marker="o" if r.budget_curve == "converged" else "^",
-                    capsize=3, label=f"{_label(r)} ({r.budget_curve})")
-    if len(g):
-        ax.set(xscale="log", yscale="log", xlabel="training budget (x the paper's steps)", ylabel="T₅₀ (95% CI)",
-               title="T₅₀ against the training budget (circles: converged within ±10% a doubling)")
-        ax.set_xticks(sorted({b for bs in g.budgets for b in bs}), [f"{b}x" for b in sorted({b for bs in g.budgets for b in bs})])
-        ax.minorticks_off()
-        ax.legend(fontsize=6)
+    plain = _plain(cap)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    palette = dict(zip(sorted(set(plain.setting)), sns.color_palette("tab10")))
+    for setting, g in plain.groupby("setting"):
+        g = g.sort_values("param_count")
+        color = palette[setting]
+        ok = g[g.bits_per_param.notna()]
+        ax.errorbar(ok.param_count, ok.bits_per_param, yerr=_log_errors(ok, "bits_per_param", "bits_ci_low", "bits_ci_high"),
+                    fmt="o", ms=4, color=color, capsize=2, lw=0.8)
+        ax.scatter(g.param_count, g.morris_bits_per_param, marker="^", s=22, facecolors="white", edgecolors=color)
+    top = []
+    for (label, value), color in zip(ANCHORS.items(), ("grey", "tab:olive", "tab:red", "tab:brown")):
+        ax.axhline(value, color=color, lw=0.8, ls="--")
+        top.append(Line2D([], [], color=color, ls="--", label=label))
+    ax.set(xscale="log", yscale="log", xlabel="parameters of one model", ylabel="bits per parameter")
+    handles = [Line2D([], [], color=c, marker="o", ls="none", label=_words(s)) for s, c in palette.items()]
+    handles += [Line2D([], [], color="k", marker="o", ls="none", label="at T₅₀: T₅₀·log2 C / params (95% interval)"),
+                Line2D([], [], color="k", marker="^", mfc="white", ls="none",
+                       label="without a threshold: most memorized bits / params (Morris et al.)"), *top]
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+    ax.set_title("Bits per parameter: one attention layer against published capacities", fontsize=10)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
 
 
-def bits(cap: pd.DataFrame, probes: pd.DataFrame | None, section: dict, mlt_runs: pd.DataFrame | None, paths) -> None:
-    """Memorized bits (Σ max(0, log2 C − loss in bits)), mean over the seeds at each T, against T, one line
-    an architecture (its probes at the paper's budget and the MLT runs of its shape), log-log."""
-    fig, ax = plt.subplots(figsize=(7.5, 5))
-    drawn = 0
-    for r in cap.itertuples():
-        if probes is None or r.scale not in section:
+def _ratio(a: tuple, b: tuple) -> tuple[float, float, float]:
+    """a/b of two (T₅₀, low, high) with a 95% interval on the log scale (independent fits)."""
+    se = lambda t: (math.log(t[2]) - math.log(t[1])) / (2 * 1.96) if t[1] > 0 and math.isfinite(t[2]) else math.nan  # noqa: E731
+    d, s = math.log(a[0]) - math.log(b[0]), math.hypot(se(a), se(b))
+    return math.exp(d), math.exp(d - 1.96 * s), math.exp(d + 1.96 * s)
+
+
+def _plain_log(axis) -> None:
+    """A log axis labelled at its decades only, as plain numbers (no 2×10² beside 3×10²)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _ratio_ticks(ax, axis: str) -> None:
+    """A ratio axis on the log scale with plain ticks: 0.5, 1, 2, ..."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    a.set_major_locator(FixedLocator([0.25, 0.5, 1, 2, 4, 8]))
+    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    a.set_minor_locator(NullLocator())
+
+
+def sensitivity(cap: pd.DataFrame, paths) -> None:
+    """Left: T₅₀ at 2x and 4x the paper's steps over T₅₀ at 1x, per architecture with a curve. Right: T₅₀
+    at another learning rate (and tuned over three) over the paper's lr, at the paper's steps."""
+    from matplotlib.lines import Line2D
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.9))
+    curved = cap[cap.budgets.map(len) > 1]
+    palette = sns.color_palette("viridis", max(len(curved), 1))
+    handles = []
+    for (_, r), color in zip(curved.iterrows(), palette):
+        q, lo, hi = (np.asarray(v, float) for v in (r.rise, r.rise_low, r.rise_high))
+        if not len(q) or not np.isfinite(q).any():
             continue
-        mine = probes[(probes.budget == 1) & (probes.heads == r.heads) & (probes.head_dim == r.head_dim)
-                      & (probes.scale == r.scale)].reindex(columns=["dataset_size", "seed", "memorized_bits"])
-        points = pd.concat([mine, morris.runs_like(mlt_runs, section[r.scale], r.heads, r.head_dim)], ignore_index=True)
-        c = morris.curve(points.dropna())
-        if c.empty:
+        x = np.arange(len(q)) + 0.06 * (len(handles) - len(curved) / 2)
+        left.errorbar(x, q, yerr=np.vstack([q - lo, hi - q]).clip(min=0), fmt="o-", ms=3, color=color, capsize=2, lw=1)
+        d_v = f" d_v={int(r.value_dim)}" if r.value_dim != 1 else ""
+        handles.append(Line2D([], [], color=color, marker="o", label=f"H={r.heads} d_h={r.head_dim}{d_v}: {r.budget_curve}"))
+    left.axhline(1, color="grey", lw=0.8)
+    left.axhspan(1 / 1.1, 1.1, color="tab:green", alpha=0.12)
+    doublings = max((len(r) for r in curved.rise), default=0)
+    budgets = sorted({b for bs in curved.budgets for b in bs})
+    left.set_xticks(range(doublings), [f"{a}x → {b}x" for a, b in zip(budgets, budgets[1:])][:doublings])
+    left.set(yscale="log", xlabel="doubling of the training steps", ylabel="rise of T₅₀ (paired seeds, 90% interval)",
+             title="more steps (band: within ±10%, converged)")
+    _ratio_ticks(left, "y")
+    rows = []
+    for _, r in cap[cap.setting.map(settings.variant).notna()].iterrows():
+        base = cap[(cap.heads == r.heads) & (cap.head_dim == r.head_dim) & (cap.value_dim == r.value_dim)
+                   & (cap.setting == settings.base(r.setting)) & (cap.input_dim == r.input_dim)]
+        if base.empty or pd.isna(r.capacity) or pd.isna(base.capacity.iloc[0]):
             continue
-        ax.plot(c.index, c.values, marker=".", label=f"{_label(r)} ({r.morris_plateau})")
-        drawn += 1
-    if not drawn:
-        ax.text(0.5, 0.5, "no probes with memorized bits", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-    else:
-        ax.set(xscale="log", yscale="log", xlabel="dataset size T", ylabel="memorized bits (mean over seeds)",
-               title="Memorized bits without a threshold (Morris et al.) against T")
-        ax.legend(fontsize=5, ncol=2)
+        b = base.iloc[0]
+        q = _ratio((r.capacity, r.capacity_ci_low, r.capacity_ci_high), (b.capacity, b.capacity_ci_low, b.capacity_ci_high))
+        dpc = f"d={r.input_dim} " if r.setting.startswith(settings.DPC) else ""
+        short = SHORT_WORDS.get(settings.base(r.setting), settings.base(r.setting))
+        rows.append((f"{short}: {dpc}H={r.heads} d_h={r.head_dim}, {settings.variant(r.setting)}", *q))
+    for i, (label, q, lo, hi) in enumerate(rows):
+        right.errorbar([q], [i], xerr=[[max(q - lo, 0)], [max(hi - q, 0)]], fmt="o", color="tab:blue", capsize=2)
+    right.axvline(1, color="grey", lw=0.8)
+    right.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
+    right.set(xscale="log", xlabel="T₅₀ / T₅₀ at the paper's lr (95% interval)", ylabel="architecture and learning rate",
+              title="another learning rate, or the best of three")
+    _ratio_ticks(right, "x")
+    if not rows:
+        right.text(0.5, 0.5, "no lr variant in this table", ha="center", va="center", transform=right.transAxes)
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, 0.0), frameon=False, fontsize=7, ncol=2)
+    fig.suptitle("How much the paper's protocol limits the capacity", fontsize=10)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
 
 
 def transition(cap: pd.DataFrame, paths) -> None:
-    """The memorization transition, one panel a setting (the plain settings, at most four): for each
-    architecture of its H grid at budget 1, the fraction of seeds whose threshold lies above T (each
-    seed's bracket middle, an empirical curve) and the fitted P(memorized | T) with T₅₀ marked."""
+    """The memorization transition, one panel a setting (at most four): for each architecture of its H
+    grid at budget 1, the fraction of seeds whose threshold lies above T (each seed's bracket middle, an
+    empirical curve) and the fitted P(memorized | T); T₅₀ is where it crosses one half."""
+    from matplotlib.lines import Line2D
+
     from memcap.capacity.transition import LOGIT_90
 
-    plain = cap[cap.setting.map(settings.base) == cap.setting]
+    plain = _plain(cap)
     plain = plain[plain.capacity.notna()]
-    sets = list(dict.fromkeys(plain.setting))[:MAX_PANELS]
-    fig, axes = plt.subplots(1, max(len(sets), 1), figsize=(3.6 * max(len(sets), 1) + 1.8, 3.6), squeeze=False)
+    sets = [s for s in SETTING_WORDS if s in set(plain.setting)][:3]
+    fig, axes = plt.subplots(1, max(len(sets), 1), figsize=(3.6 * max(len(sets), 1), 3.6), squeeze=False, sharey=True)
     if not sets:
         axes[0, 0].text(0.5, 0.5, "no architecture with a fitted transition", ha="center", va="center",
                         transform=axes[0, 0].transAxes)
-        axes[0, 0].set_axis_off()
     heads = sorted({int(h) for h in plain.heads})
     colors = dict(zip(heads, sns.color_palette("viridis", len(heads))))
     for ax, setting in zip(axes[0], sets):
         g = plain[plain.setting == setting]
-        g = g[g.head_dim == g.head_dim.mode().iloc[0]].sort_values(["input_dim", "heads"])   # the H grid
+        g = g[(g.head_dim == g.head_dim.mode().iloc[0]) & (g.input_dim == g.input_dim.mode().iloc[0])].sort_values("heads")
         for r in g.itertuples():
             mids = sorted(m for m in r.seed_capacity if m is not None and not pd.isna(m))
             if not mids:
                 continue
-            n = len(mids)
-            color = colors[int(r.heads)]
+            n, color = len(mids), colors[int(r.heads)]
             ax.plot(mids, [(n - i - 0.5) / n for i in range(n)], "o", ms=3, color=color, alpha=0.7)
-            s = np.log(r.width) / (2 * LOGIT_90)
-            xs = np.geomspace(r.capacity / 4, r.capacity * 4, 200)
-            z = np.clip((np.log(xs) - np.log(r.capacity)) / max(s, 1e-3), -50, 50)
-            ax.plot(xs, 1 / (1 + np.exp(z)), color=color, lw=1.2)
+            s = max(np.log(r.width) / (2 * LOGIT_90), 1e-3)
+            xs = np.geomspace(r.capacity / 3, r.capacity * 3, 200)
+            ax.plot(xs, 1 / (1 + np.exp(np.clip((np.log(xs) - np.log(r.capacity)) / s, -50, 50))), color=color, lw=1.2)
         ax.axhline(0.5, color="grey", lw=0.6, ls=":")
-        ax.set(xscale="log", xlabel="dataset size T", ylim=(-0.03, 1.03), title=setting)
-        ax.set_ylabel("fraction of seeds that memorize T")
-    handles = [plt.Line2D([], [], color=c, marker="o", ms=3, label=f"H = {h}") for h, c in colors.items()]
-    handles += [plt.Line2D([], [], color="black", lw=1.2, label="fitted P(memorized | T)"),
-                plt.Line2D([], [], color="black", marker="o", ls="none", ms=3, label="one seed's threshold")]
+        ax.set(xscale="log", xlabel="dataset size T", ylim=(-0.03, 1.03), ylabel="fraction of seeds that memorize T")
+        _plain_log(ax.xaxis)
+        ax.set_title(_words(setting) + (f", d = {g.input_dim.iloc[0]}" if setting.startswith(settings.DPC) else ""), fontsize=9)
+    handles = [Line2D([], [], color=c, marker="o", ms=3, label=f"H = {h}") for h, c in colors.items()]
+    handles += [Line2D([], [], color="black", lw=1.2, label="fitted P(memorized | T)"),
+                Line2D([], [], color="black", marker="o", ls="none", ms=3, label="one seed's threshold")]
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
     fig.suptitle("Where memorization switches off: T₅₀ is where the fitted curve crosses one half", fontsize=10)
     fig.tight_layout()
@@ -207,9 +285,9 @@ def draw(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths, probes: pd
             raise ValueError(f"no capacity figure named {name!r}; figures: {FIGURES}")
         if name == "capacity":
             capacity(cap, laws, section, files)
-        elif name == "capacity_budget":
-            budget(cap, files)
-        elif name == "transition":
-            transition(cap, files)
+        elif name == "bits":
+            bits(cap, files)
+        elif name == "sensitivity":
+            sensitivity(cap, files)
         else:
-            bits(cap, probes, section, mlt_runs, files)
+            transition(cap, files)

@@ -107,7 +107,7 @@ def title(cap: pd.DataFrame, scale: str) -> str:
 
 
 def anchors_text() -> str:
-    return "Published capacities in bits per parameter: " + "; ".join(f"{k} {v:g}" for k, v in ANCHORS.items()) + "."
+    return "Published capacities in bits per parameter: " + "; ".join(ANCHORS) + "."
 
 
 def _span(values, fmt: str) -> str:

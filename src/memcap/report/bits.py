@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memcap.bounds import PUBLISHED_BITS_PER_PARAM
 from memcap.report.verdicts import scale_title
 
-# Published capacities drawn as reference lines (bits per parameter).
-REFERENCES = {
-    "GPT-style LMs on random tokens, fp32/bf16 (Morris et al. 2025): ≈3.6": 3.6,
-    "knowledge in LMs (Allen-Zhu & Li 2024): ≈2": 2.0,
-}
+# Published capacities drawn as reference lines (bits per parameter): memcap.bounds, the one list.
+REFERENCES = PUBLISHED_BITS_PER_PARAM
 COLUMNS = ["family", "scale", "experiment", "x_key", "x", "dataset_size", "seed", "num_classes", "param_count",
            "memorized_bits", "bits_per_param", "accuracy"]
 

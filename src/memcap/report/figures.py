@@ -24,8 +24,8 @@ def bits(table: pd.DataFrame, paths) -> None:
         shown = table.assign(model=table.family.map(FAMILY_WORDS).fillna(table.family))
         sns.scatterplot(data=shown, x="param_count", y="bits_per_param", hue="model", style="model",
                         alpha=0.6, ax=ax)
-    for (label, v), color in zip(REFERENCES.items(), ("tab:red", "tab:purple")):
-        ax.axhline(v, ls="--", color=color, label=label)
+    for (label, v), color in zip(REFERENCES.items(), ("grey", "tab:olive", "tab:red", "tab:brown")):
+        ax.axhline(v, ls="--", lw=0.8, color=color, label=label)
     ax.set_xscale("log")
     ax.set_xlabel("parameters of one model")
     ax.set_ylabel("memorized bits / parameter")

@@ -40,18 +40,20 @@ CAPTIONS = {
     "dpc/exp5": "DPC Exp 5 (Fig 3): MLP ahead at mid sizes, attention linear (claim dpc_exp5_mlp_mid_aot_linear).",
     "dpc/exp6": "DPC Exp 6 (Fig 4): slope ≈ 1.3–1.7× the bound's (claim dpc_exp6_slope_ratio).",
     "dpc/kl": "DPC Prop 3, Thm 2, LS vs WLS: KL next to its bound (claim dpc_theory_kl_bounds).",
-    "capacity/capacity": "Capacity T₅₀ (the dataset size half the trained models memorize, 95% CI; dots: each seed's "
-                         "threshold) vs H and vs d_h on "
-                         "log axes, beside MLT's H(min(n,d_h)−1)+1, DPC's H·d_h + d and the fitted power law "
-                         "(claims capacity_above_mlt_bound, capacity_vs_dpc_bound, capacity_linear_in_heads, "
-                         "capacity_no_gain_past_n).",
-    "capacity/capacity_budget": "T₅₀ (95% CI) against the training budget (multiples of the paper's steps), log-log, "
-                                "per architecture with a budget curve; circles: converged (within ±10% a doubling).",
+    "capacity/capacity": "Capacity T₅₀, the dataset size half the trained models memorize (95% interval; dots: each "
+                         "seed's threshold; open: a lower bound), against H per setting and against d_h, beside the "
+                         "bound that applies (MLT Theorem 1 for one logit, DPC Corollary 1 for associations; none for "
+                         "100 classes) and the fitted power law (claims capacity_above_mlt_bound, capacity_vs_dpc_bound, "
+                         "capacity_linear_in_heads, capacity_no_gain_past_n).",
+    "capacity/bits": "Bits per parameter: at T₅₀ (T₅₀·log2 C / params: every memorized example counts log2 C bits) "
+                     "and without a threshold (Morris et al.: Σ max(0, log2 C − loss in bits) at the best T, which also "
+                     "counts examples half-learned), beside the published capacities.",
+    "capacity/sensitivity": "How much the paper's protocol limits T₅₀: its rise per doubling of the steps (paired "
+                            "seeds; converged inside ±10%), and T₅₀ at lr × 1/3, × 3 or the best of the three over "
+                            "T₅₀ at the paper's lr.",
     "capacity/transition": "The memorization transition: per architecture of each setting's H grid, the fraction "
                            "of seeds whose threshold lies above T, and the fitted P(memorized | T); T₅₀ is where "
                            "it crosses one half, its steepness the transition's width.",
-    "capacity/memorized_bits": "Memorized bits without a threshold (Morris et al.: Σ max(0, log2 C − loss in bits)) "
-                               "against T per architecture: its probes and the MLT runs of its shape.",
     "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
                      "on the DPC authors' published means.",
     "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
