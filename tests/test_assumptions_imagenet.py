@@ -260,10 +260,10 @@ def test_fig1_draws_the_papers_reading_on_the_imagenet_random_attention_panel():
     curve = pd.DataFrame({"track": "imagenet", "model": "Random Attention", "k": [1, 197, 241, 301], "fraction": [1, 1, .5, 0],
                           "ci_low": [1, 1, .4, 0], "ci_high": [1, 1, .6, 0], "n": 197, "d": 768, "T": 1300, "trials": 1000})
     fig = figures.draw_fig1(curve)
-    labels = fig.axes[0].get_legend_handles_labels()[1]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]   # the one legend, outside the panels
     assert any("paper's Fig 1 (authors)" in lab and "240–250" in lab for lab in labels)
     other = figures.draw_fig1(curve.assign(track="photos"))
-    assert not any("paper's Fig 1" in lab for lab in other.axes[0].get_legend_handles_labels()[1])
+    assert not any("paper's Fig 1" in t.get_text() for t in other.legends[0].get_texts())
 
 
 def _text_rows(rows: list[tuple[str, str, str, dict]]) -> pd.DataFrame:

@@ -456,8 +456,13 @@ def test_bits_per_param_and_skip_without_column():
         "mlt_synthetic: SKIPPED (its runs table has no memorized_bits column)", "dpc: SKIPPED (runs table not given)"]
 
 
-def test_bits_reference():
-    assert math.isclose(bits.REFERENCES[next(iter(bits.REFERENCES))], 3.6)
+def test_bits_reference_is_one_list_with_morris_at_3_6():
+    from memcap.bounds import PUBLISHED_BITS_PER_PARAM
+    from memcap.capacity.aggregate import ANCHORS
+
+    assert bits.REFERENCES is PUBLISHED_BITS_PER_PARAM is ANCHORS
+    morris = [v for k, v in bits.REFERENCES.items() if "Morris" in k]
+    assert len(morris) == 1 and math.isclose(morris[0], 3.6)
 
 
 def test_table1_claim_says_which_vit_rows_it_read():

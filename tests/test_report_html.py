@@ -119,3 +119,33 @@ def test_values_from_params_run_files_and_tables_are_escaped_markup_only_where_t
     assert text.count("<script") == 1 and text.count("<img") == len(figs)   # the report's own only
     # the converter alone keeps raw HTML: without the escaping this test fails
     assert SCRIPT in markdown.markdown(runs, extensions=["tables"])
+
+
+def layout(page: Path, tmp_path: Path) -> dict[str, float]:
+    """The page's own measurements in a 1280 x 900 window: height, horizontal overflow, where the answers end."""
+    out = subprocess.run([chromium(), *FLAGS, "--window-size=1280,900", f"--user-data-dir={tmp_path / 'chromium-layout'}",
+                          "--dump-dom", page.resolve().as_uri()], capture_output=True, text=True, timeout=90)
+    tag = re.search(r'<span id="render-check"[^>]*>', out.stdout)
+    assert tag, out.stdout[-2000:]
+    return {k: float(v) for k, v in re.findall(r'data-([a-z-]+)="([0-9.]+)"', tag.group(0))}
+
+
+def wide_page(tmp_path: Path) -> Path:
+    """A page whose family table is 4,000 px wide (one unbreakable cell) and whose scorecard is real."""
+    card = claims.scorecard({}, "quick")
+    out = tmp_path / "wide.html"
+    wide = "| " + " | ".join("x" * 60 for _ in range(40)) + " |\n|" + "---|" * 40 + "\n"
+    out.write_text(html.build(card, "# bits\n", None, [small_png(tmp_path / "mlt_synthetic" / "fig2a.png")],
+                              {"t": wide + wide.splitlines()[0] + "\n"}, "quick"))
+    return out
+
+
+@pytest.mark.chromium
+def test_the_first_screen_answers_and_nothing_is_wider_than_the_page(tmp_path, monkeypatch):
+    m = layout(wide_page(tmp_path), tmp_path)
+    assert m["overflow"] == 0 and m["answers-bottom"] <= 900 and m["rendered"] == m["total"] == 1, m
+    folded = html._details
+    monkeypatch.setattr(html, "_details", lambda summary, *body, open_=False: folded(summary, *body, open_=True))
+    assert layout(wide_page(tmp_path), tmp_path)["overflow"] == 0        # unfolded, the wide table scrolls in its box
+    monkeypatch.setattr(html, "STYLE", html.STYLE.replace(".wide{overflow-x:auto;max-width:100%}", ""))
+    assert layout(wide_page(tmp_path), tmp_path)["overflow"] == 1        # without the box it would widen the page

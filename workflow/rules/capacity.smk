@@ -88,6 +88,7 @@ rule capacity_aggregate:
     output:
         table=CAP_TABLE["capacity"],
         md=in_report(CAP_TABLE["capacity_md"], "capacity"),
+        csv=CAP_TABLE["capacity_csv"],
         laws=CAP_TABLE["laws"],
         probes=CAP_TABLE["probes"],
         figures=in_report(CAP_FIGURES, "capacity"),
@@ -96,6 +97,6 @@ rule capacity_aggregate:
     threads: threads_of("light", "capacity")
     resources: **res("light", "capacity")
     shell:
-        "memcap capacity aggregate --runs {input.runs} --out {output.table} --markdown {output.md} "
+        "memcap capacity aggregate --runs {input.runs} --out {output.table} --markdown {output.md} --csv {output.csv} "
         f"--mlt-runs {MLT_TABLE['runs']} "
         "--laws {output.laws} --probes {output.probes} --figures {output.figures} > {log} 2>&1"

@@ -18,8 +18,8 @@ from memcap.capacity.convergence import NO_CURVE
 from memcap.capacity.store import store
 from memcap.capacity.summary import lower_bound
 
-TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "laws": "laws.parquet",
-          "probes": "probes.parquet"}
+TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "capacity_csv": "capacity.csv",
+          "laws": "laws.parquet", "probes": "probes.parquet"}
 # Column order of tables/capacity.parquet: the search's row (memcap.capacity.summary), then the bounds,
 # bits a parameter at T₅₀ (T₅₀·log2 C / params, with its interval), Morris et al.'s threshold-free
 # measure, and what the laws take of the row.

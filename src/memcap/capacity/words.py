@@ -92,6 +92,18 @@ def shown(cap: pd.DataFrame) -> pd.DataFrame:
             for r in it]})
 
 
+def compact(cap: pd.DataFrame) -> pd.DataFrame:
+    """The capacity table at ten columns, as the report's page shows it (the rest: the full table)."""
+    it = list(cap.itertuples())
+    return pd.DataFrame({
+        "setting": cap.setting, "H": cap.heads, "d_h": cap.head_dim, "d": cap.input_dim, "params": cap.param_count,
+        "T₅₀ [95% CI]": [ci(r.capacity, r.capacity_ci_low, r.capacity_ci_high) for r in it],
+        "seeds' thresholds [min, max] (seeds)": [f"[{_num(r.seed_range_low)}, {_num(r.seed_range_high)}] ({r.seeds})" for r in it],
+        "lower bound?": ["yes" if r.lower_bound else "" for r in it],
+        "bound that applies": [_bound(r) for r in it],
+        "bits/param [95% CI]": [ci(r.bits_per_param, r.bits_ci_low, r.bits_ci_high, 3) for r in it]})
+
+
 def laws_shown(law: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"law": law.meaning, "estimate [95% CI]": [ci(r.statistic, r.ci_low, r.ci_high, 3) for r in law.itertuples()],
                          "rows (≥: a lower bound)": law.rows, "left out": law.excluded.fillna("")})

@@ -33,6 +33,7 @@ def register(sub) -> None:
     add_params_args(p)
     p.add_argument("--out", required=True, help="the family table (tables/capacity.parquet)")
     p.add_argument("--markdown", required=True, help="the table as markdown (tables/capacity.md)")
+    p.add_argument("--csv", required=True, help="the table as CSV (tables/capacity.csv), the report's download")
     p.add_argument("--laws", required=True, help="the fitted laws (tables/laws.parquet)")
     p.add_argument("--probes", required=True, help="every probe of these rows (tables/probes.parquet)")
     p.add_argument("--figures", nargs="+", required=True, help="figure paths (capacity.png, capacity.pdf)")
@@ -111,4 +112,5 @@ def _aggregate(args) -> None:
     results.write_parquet(laws, args.laws, meta)
     results.write_parquet(probes, args.probes, meta)
     results.write_text(words.markdown(cap, laws, scale), args.markdown)
+    results.write_text(cap.to_csv(index=False), args.csv)
     figures.draw(cap, laws, section, args.figures, probes, mlt_runs)

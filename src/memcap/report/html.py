@@ -2,8 +2,9 @@
 
 Markup only where this module writes it: every value from params, run files or tables is escaped
 (html.escape, pandas' to_html, tables_html). A small inline script counts the figures the browser
-decoded (naturalWidth > 0) and writes the count into `#render-check`, so a headless browser's DOM
-dump proves the figures render.
+decoded (naturalWidth > 0) and writes the count into `#render-check`, with the page's height, whether
+anything is wider than the window and where the first screen's answers end, so a headless browser's DOM
+dump proves the figures render and the page fits.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ CAPTIONS = {
 VERDICT_COLORS = {"reproduced": "#d4edda", "not reproduced": "#f8d7da", "inconclusive": "#d6e4f0",
                   "not run at this scale": "#e2e3e5"}
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}
+h1{font-size:22px;margin:.3em 0}h2{font-size:18px;margin-top:1.2em}.small{font-size:12px;color:#555}
+.answer{font-size:14px;line-height:1.4;margin:.5em 0}.wide{overflow-x:auto;max-width:100%}
+details{margin:.4em 0}summary{cursor:pointer;font-weight:bold}ul.checks{list-style:none;padding-left:.5em}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 figure{margin:1.5em 0}figure img{max-width:100%}figcaption{font-size:13px;color:#333}
 pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:11px}"""
@@ -73,6 +77,14 @@ window.addEventListener('load', function () {
   el.textContent = ok.length + '/' + imgs.length;
   el.setAttribute('data-rendered', ok.length);
   el.setAttribute('data-total', imgs.length);
+  // the page's layout as this browser draws it: its height, whether anything is wider than the window,
+  // and where the answers end (the first screen)
+  var doc = document.documentElement;
+  var answers = Array.from(document.querySelectorAll('.answer'));
+  el.setAttribute('data-height', doc.scrollHeight);
+  el.setAttribute('data-overflow', doc.scrollWidth > doc.clientWidth ? 1 : 0);
+  el.setAttribute('data-answers-bottom', Math.max.apply(null, answers.map(function (a) {
+    return a.getBoundingClientRect().bottom + window.scrollY; }).concat([0])));
 });
 </script>"""
 
@@ -122,19 +134,6 @@ def _counts(card: pd.DataFrame) -> str:
     return "<p>" + html.escape(", ".join(f"{k}: {v}" for k, v in counts.items())) + "</p>"
 
 
-def _compact(card: pd.DataFrame) -> str:
-    """The first screen's table: claim, paper, scale, verdict on ours and on the authors' numbers."""
-    rows = []
-    for r in card.itertuples():
-        color = VERDICT_COLORS.get(r.verdict, "#fff3cd")
-        ours = r.verdict if not r.verdict.startswith("skipped") else "skipped"
-        cells = [r.claim_id, f"{r.paper} {r.source}", r.scale, ours, r.verdict_authors or "–"]
-        rows.append(f'<tr style="background:{color}">' + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-                    + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "paper", "scale", "verdict (ours)", "on the authors' numbers"))
-    return f'<table id="compact"><tr>{head}</tr>{"".join(rows)}</table>'
-
-
 # What each family table shows and how to read it: the sentence its section opens with.
 TABLE_INTROS = {
     "MLT runs summary": "Per MLT sweep and grid point, the seeds' mean memorization (accuracy × T, or MSE) and "
@@ -168,64 +167,110 @@ def tables_html(markdown_text: str) -> str:
     return re.sub(r"<(/?)h([1-3])>", lambda m: f"<{m[1]}h{int(m[2]) + 3}>", body)   # below the page's own
 
 
+def _claims_html(table: pd.DataFrame, table_id: str) -> str:
+    rows = []
+    for r in table.itertuples(index=False):
+        color = VERDICT_COLORS.get(r.verdict, "#fff3cd")
+        cells = "".join(f"<td>{html.escape(str(c))}</td>" for c in r)
+        rows.append(f'<tr style="background:{color}">{cells}</tr>')
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in table.columns)
+    return f'<div class="wide"><table id="{table_id}"><tr>{head}</tr>{"".join(rows)}</table></div>'
+
+
+def _checks_html(checks: list[tuple[bool, str]]) -> str:
+    return '<ul class="checks">' + "".join(f"<li>{'✓' if ok else '✗'} {html.escape(text)}</li>"
+                                             for ok, text in checks) + "</ul>"
+
+
+def _details(summary: str, *body: str, open_: bool = False) -> list[str]:
+    return [f"<details{' open' if open_ else ''}><summary>{html.escape(summary)}</summary>", *body, "</details>"]
+
+
+def _figures_html(figures: list[Path]) -> list[str]:
+    """Every family's figures, the capacity family's open, the others folded (each still loads)."""
+    by_family: dict[str, list[Path]] = {}
+    for p in figures:
+        by_family.setdefault(p.parent.name, []).append(p)
+    out = []
+    for family in sorted(by_family, key=lambda f: (f != "capacity", f)):
+        out += _details(f"{FAMILY_WORDS.get(family, family)}: {len(by_family[family])} figures",
+                        *[_img(p) for p in by_family[family]], open_=family == "capacity")
+    return out
+
+
+FAMILY_WORDS = {"capacity": "Capacity", "mlt_synthetic": "MLT synthetic sweeps (Figs 2, 4, 5)",
+                "theory": "MLT theory (Theorem 1, Props 2 and 5, Fig 3)", "assumptions": "MLT assumptions (Fig 1)",
+                "dpc": "DPC experiments (Figs 1-10) and theory", "report": "Both papers: bits per parameter"}
+
+
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
           tables: dict[str, str], scale: str, forest: Path | None = None,
           capacity_laws: pd.DataFrame | None = None, capacity_scale: str | None = None) -> str:
-    """The whole page as one string (figures inlined, no external resource). The first screen answers
-    "did it reproduce?" (a compact table and the forest plot); the tests and details fold away."""
+    """The whole page as one string (figures inlined, no external resource). The first screen answers:
+    per paper what reproduced, what did not and why, the capacity in one sentence, each paper's claims
+    and the exact checks; the scorecard's tests, the capacity table, figures and family tables follow,
+    long ones folded (memcap.report.headline writes the words)."""
+    from memcap.report import headline
+
     notes = [f"rows at {s}: {scale_note(s)}" for s in sorted(set(card.scale)) if scale_note(s)]
     stand_in = f" — {'; '.join(notes)}" if notes else ""     # escaped below with the scale
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memcap reproduction report</title>"
              f"<style>{STYLE}</style></head><body>",
-             f"<h1>memcap: did it reproduce? (scale: {html.escape(scale + stand_in)})</h1>",
-             "<p>Mahdavi, Liao, Thrampoulidis (ICLR 2024, “MLT”) and Dana, Pydi, Chevaleyre (AISTATS 2025, “DPC”). "
-             "Every number below is computed from the pipeline's Parquet results; each verdict applies the test "
-             "written next to its claim in <code>memcap.report.claims</code>.</p>",
-             f"<p>Figures rendered: <span id='render-check'>not checked (scripts off)</span></p>",
-             "<h2>Did it reproduce?</h2>",
-             "<p>One row per claim of both papers: its verdict on our results at the scale shown (green "
-             "reproduced, red not, blue inconclusive: the interval straddles the accepted region), and on the "
-             "DPC authors' published means where they exist.</p>", _counts(card), _compact(card),
-             *([_img(forest)] if forest else []),
-             "<details><summary>How to read a verdict, the tests and the details of every claim</summary>",
-             "<h2>Claims scorecard</h2>", f"<p>{html.escape(claims.HOW_TO_READ).replace('**', '')}</p>",
-             "<h3>Paper claims</h3>", "<p>What the papers state, each with its written test, the region its "
-             "95% interval must fall in, and the verdict.</p>", _counts(card[card.kind == claims.PAPER_CLAIM]),
-             _scorecard_html(card, claims.PAPER_CLAIM, "scorecard"),
-             "<h3>Verified properties</h3>", "<p>Properties of the theorems and of the trained layers that memcap "
-             "checks directly (exactly, or against the capacity search's brackets).</p>",
-             _counts(card[card.kind == claims.PROPERTY]),
-             _scorecard_html(card, claims.PROPERTY, "properties"), "</details>",
-             "<h2>Bits per parameter</h2>",
-             "<p>Memorized bits (Σ over training examples of log2 C minus the example's loss in bits, floored at "
-             "0) per parameter of every trained model, by family, beside the published capacities in bits per "
-             "parameter.</p>", tables_html(bits_md)]
+             "<h1>memcap: did the two papers on attention memorization reproduce?</h1>",
+             f"<p class='small'>Scale: {html.escape(scale + stand_in)}. Mahdavi, Liao, Thrampoulidis (ICLR 2024, “MLT”) "
+             "and Dana, Pydi, Chevaleyre (AISTATS 2025, “DPC”); every number is computed from the pipeline's "
+             "Parquet results.</p>",
+             *[f"<p class='answer' id='answer-{p.lower()}'>{html.escape(' '.join(headline.paper_sentences(card, p)))}</p>"
+               for p in headline.PAPERS],
+             f"<p class='answer' id='answer-capacity'>{html.escape(headline.capacity_sentence(capacity, capacity_laws))}</p>"]
+    for paper, name in headline.PAPERS.items():
+        parts += [f"<h2>{html.escape(name)}: the paper's claims</h2>",
+                  "<p>Each claim as the paper states it, our statistic with its 95% interval, the paper's own value "
+                  "and the verdict; why, where it is not reproduced.</p>",
+                  _claims_html(headline.claims_table(card, paper), f"claims-{paper.lower()}")]
+    parts += ["<h2>Exact checks</h2>", "<p>Theorems' bounds and constructions, checked on every run.</p>",
+              _checks_html(headline.exact_checks(card)),
+              f"<p class='small'>Figures rendered: <span id='render-check'>not checked (scripts off)</span></p>"]
+    parts += _details("How to read a verdict, the test of every claim and its detail (the scorecard)",
+                      f"<p>{html.escape(claims.HOW_TO_READ).replace('**', '')}</p>", _counts(card),
+                      "<h3>Paper claims</h3>", "<p>What the papers state, each with its written test, the region its "
+                      "95% interval must fall in, and the verdict.</p>",
+                      f'<div class="wide">{_scorecard_html(card, claims.PAPER_CLAIM, "scorecard")}</div>',
+                      "<h3>Verified properties</h3>", "<p>Properties of the theorems and of the trained layers that "
+                      "memcap checks directly.</p>",
+                      f'<div class="wide">{_scorecard_html(card, claims.PROPERTY, "properties")}</div>')
     if capacity is not None and len(capacity):
-        from memcap.capacity import words as capacity_words
-
-        parts += ["<h2>Capacity by search</h2>",
-                  f"<p>{html.escape(capacity_words.T50)}: per architecture, with its 95% profile-likelihood "
-                  "interval, T₉₀ and the transition's width T₁₀/T₉₀, fitted to every seed's bracket [T_pass, T_fail); "
-                  "T₅₀·log2 C / params in bits per parameter beside both papers' counts; the rise of T₅₀ per doubling "
-                  "of the training steps, converged when its 90% interval lies within ±10%.</p>",
-                  f"<p>{html.escape(capacity_words.title(capacity, capacity_scale or str(capacity.scale.iloc[0])))}</p>",
-                  "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_words.sentences(
-                      capacity, capacity_laws) + capacity_words.findings(capacity, capacity_laws)) + "</ul>",
-                  capacity_words.shown(capacity).to_html(index=False, na_rep="–", table_id="capacity"),
-                  f"<p>{html.escape(capacity_words.anchors_text())}</p>"]
-        if capacity_laws is not None:
-            parts += ["<h3>Laws</h3>", "<p>Exponents of T₅₀ ∝ x^α fitted over every architecture of a grid, lower "
-                      "bounds as censored observations (profile-likelihood interval), and the ratio past n.</p>",
-                      capacity_words.laws_shown(capacity_laws).to_html(
-                index=False, na_rep="–", table_id="capacity-laws")]
-    parts += ["<h2>Figures</h2>", "<p>Every family's figures, each captioned with the claim it checks; every "
-              "title names its scale and settings.</p>"]
-    parts += [_img(p) for p in figures]
-    if tables:
-        parts += ["<h2>Family tables</h2>", "<p>The families' own tables, as their markdown files hold them.</p>"]
-        for name, text in tables.items():
-            intro = TABLE_INTROS.get(name, "")
-            parts += [f"<h3>{html.escape(name)}</h3>", *([f"<p>{html.escape(intro)}</p>"] if intro else []),
-                      f'<div class="table">{tables_html(text)}</div>']
+        parts += _capacity_html(capacity, capacity_laws, capacity_scale)
+    parts += ["<h2>Figures</h2>", "<p>Every family's figures, each captioned with what to see in it and the claim "
+              "it checks; every title names its scale and settings.</p>", *_figures_html(figures)]
+    parts += ["<h2>Tables</h2>", "<p>Bits per parameter and every family's own tables, each folded.</p>"]
+    parts += _details("Bits per parameter of every trained model",
+                      "<p>Memorized bits (Σ over training examples of log2 C minus the example's loss in bits, floored "
+                      "at 0) per parameter of every trained model, by family, beside the published capacities in "
+                      f"bits per parameter.</p>", f'<div class="wide">{tables_html(bits_md)}</div>')
+    for name, text in tables.items():
+        intro = TABLE_INTROS.get(name, "")
+        parts += _details(name, *([f"<p>{html.escape(intro)}</p>"] if intro else []),
+                          f'<div class="wide">{tables_html(text)}</div>')
     parts += [RENDER_CHECK, "</body></html>"]
     return "\n".join(parts)
+
+
+def _capacity_html(capacity: pd.DataFrame, laws: pd.DataFrame | None, scale: str | None) -> list[str]:
+    """The capacity table at ten columns (the full one linked as Parquet and CSV), its sentences and laws."""
+    from memcap.capacity import words as capacity_words
+
+    out = ["<h2>Capacity</h2>",
+           f"<p>{html.escape(capacity_words.T50)}: per architecture, with its 95% profile-likelihood interval, "
+           "fitted to every seed's bracket [T_pass, T_fail); bits per parameter T₅₀·log2 C / params beside the bound "
+           "that applies. The full table (T₉₀, the transition's width, every seed's bracket, the budget curve, the "
+           "tuned and lr rows, Morris et al.'s bits): <a href='../capacity/tables/capacity.parquet'>capacity.parquet</a>, "
+           "<a href='../capacity/tables/capacity.csv'>capacity.csv</a>.</p>",
+           "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_words.sentences(capacity, laws)) + "</ul>",
+           f'<div class="wide">{capacity_words.compact(capacity).to_html(index=False, na_rep="–", table_id="capacity")}</div>']
+    out += _details("The budget curve, the tuned and lr rows, bits without a threshold, values per head",
+                    "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in capacity_words.findings(capacity, laws)) + "</ul>")
+    if laws is not None:
+        out += _details("The laws (exponents over every architecture of a grid, lower bounds censored)",
+                        f'<div class="wide">{capacity_words.laws_shown(laws).to_html(index=False, na_rep="–", table_id="capacity-laws")}</div>')
+    return out
