@@ -102,6 +102,59 @@ def _lock_entry(root: Path, stage: str) -> dict:
     return yaml.safe_load((root / "dvc.lock").read_text())["stages"][stage]
 
 
+# the pull's free space as statvfs reports it: 100 blocks of 4 kB (0.4 MB)
+SMALL_DISK = ("import os, runpy, sys; os.statvfs = lambda path: os.statvfs_result((4096, 4096, 10 ** 6, 100, 100, "
+              "10 ** 6, 10 ** 6, 10 ** 6, 0, 255)); sys.argv = ['tools/dvc_pull.py']; "
+              "runpy.run_path('tools/dvc_pull.py', run_name='__main__')")
+
+
+@pytest.mark.e2e
+def test_a_pull_onto_a_disk_too_small_stops_before_writing_with_both_numbers(restored):
+    """A clone without the capacity family's tables and an empty DVC cache, on a filesystem with 0.4 MB
+    free (faked at the statvfs call): the pull stops before fetching, saying what it would write and
+    what is free; neither the workspace nor the cache changes."""
+    root, env = restored.root, ih.code_env(restored.root)
+    shutil.rmtree(root / ".dvc" / "cache")
+    shutil.rmtree(root / "results" / "capacity" / "tables")
+    before = _digest(root, "results", "figures")
+    failed = restored.run("python", "-c", SMALL_DISK, check=False, env=env)
+    said = failed.stdout + failed.stderr
+    assert failed.returncode == 1 and "not enough disk space" in failed.stderr, said
+    needed = sum(o["size"] for stage in yaml.safe_load((root / "dvc.lock").read_text())["stages"].values()
+                 for o in stage.get("outs", []) if "size" in o)
+    assert f"writes {needed / 2 ** 20:.1f} MB" in failed.stderr and "has 0.4 MB free" in failed.stderr, said
+    assert "Traceback" not in said and _digest(root, "results", "figures") == before
+    assert not list((root / ".dvc").glob("cache/files/md5/*/*"))
+
+
+def test_a_write_that_finds_the_disk_full_names_the_path_and_leaves_nothing(tmp_path, monkeypatch):
+    """ENOSPC while a result is written: DiskFull names the path and the free space, and neither the
+    result nor its temporary file is left; any other OSError is not mistaken for it."""
+    import errno
+
+    import pandas as pd
+
+    from memcap import results
+
+    def no_space(table, where):
+        Path(where).write_bytes(b"half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(results.pq, "write_table", no_space)
+    out = tmp_path / "runs" / "r.parquet"
+    with pytest.raises(results.DiskFull, match=f"disk full at {out}: .* MB free"):
+        results.write_parquet(pd.DataFrame({"a": [1]}), out, {})
+    assert list(out.parent.iterdir()) == []
+
+    def denied(table, where):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(results.pq, "write_table", denied)
+    with pytest.raises(PermissionError) as caught:
+        results.write_parquet(pd.DataFrame({"a": [1]}), out, {})
+    assert not isinstance(caught.value, results.DiskFull) and list(out.parent.iterdir()) == []
+
+
 @pytest.mark.e2e
 def test_a_flipped_byte_in_a_remote_object_stops_the_pull_naming_the_file(restored, tmp_path):
     """4 bytes of one run file's object inverted on the remote: `make pull`'s script fails naming the

@@ -149,3 +149,13 @@ def test_the_first_screen_answers_and_nothing_is_wider_than_the_page(tmp_path, m
     assert layout(wide_page(tmp_path), tmp_path)["overflow"] == 0        # unfolded, the wide table scrolls in its box
     monkeypatch.setattr(html, "STYLE", html.STYLE.replace(".wide{overflow-x:auto;max-width:100%}", ""))
     assert layout(wide_page(tmp_path), tmp_path)["overflow"] == 1        # without the box it would widen the page
+
+
+@pytest.mark.chromium
+@pytest.mark.e2e
+def test_the_published_report_answers_on_its_first_screen(published_clone, tmp_path):
+    """The report a fresh clone restores: every figure decodes, the answers end within the first
+    1280 x 900 screen, nothing is wider than the page, and the whole page is at most 15,000 px tall."""
+    m = layout(published_clone / "results" / "report" / "index.html", tmp_path)
+    assert m["rendered"] == m["total"] > 0, m
+    assert m["answers-bottom"] <= 900 and m["overflow"] == 0 and m["height"] <= 15000, m

@@ -1,7 +1,8 @@
 """Restore cached results instead of retraining: `make pull`, the first half of `make reproduce`, or
 `python tools/dvc_pull.py [stage ...]` (stage names are the Snakemake target names; default: everything).
 
- 1. Fetch from the default DVC remote: the repository's own read-only published remote
+ 1. Check that the filesystem has room for what the pull writes (dvc.lock's sizes), then fetch
+    from the default DVC remote: the repository's own read-only published remote
     (published/dvc-remote) unless you set another (README "Your lab's remote"). A missing remote or
     object stops with a short message before the workspace changes.
  2. Check every fetched object against its hash (tools/dvc_verify.py), then check out. Run files of
@@ -71,6 +72,36 @@ def default_remote(repo) -> tuple[str, str]:
     if folder is not None and not folder.is_dir():
         raise PullFailed(f"memcap: the {where} does not exist (no such folder); see: dvc remote list")
     return url, where
+
+
+def lock_outs(targets: list[str]) -> list[dict]:
+    """dvc.lock's outputs (path, md5, size) of the stages pulled (all without targets)."""
+    import yaml
+
+    stages = (yaml.safe_load(Path("dvc.lock").read_text()) or {}).get("stages", {})
+    return [o for name, stage in stages.items() if not targets or name in targets for o in stage.get("outs", [])]
+
+
+def space_needed(outs: list[dict]) -> tuple[int, int]:
+    """(bytes the fetch writes into DVC's cache, bytes the checkout writes into the workspace): the
+    sizes dvc.lock records of the objects not cached yet and of the outputs not in the workspace."""
+    cache = Path(".dvc/cache/files/md5")
+    fetched = sum(o.get("size", 0) for o in outs if not (cache / o["md5"][:2] / o["md5"][2:]).exists())
+    written = sum(o.get("size", 0) for o in outs if not Path(o["path"]).exists())
+    return fetched, written
+
+
+def check_space(targets: list[str]) -> None:
+    """Space before writing: stops before the fetch when the filesystem has less free space than the
+    pull writes (DVC knows each object's size), naming both numbers."""
+    fetched, written = space_needed(lock_outs(targets))
+    free = shutil.disk_usage(".").free
+    if fetched + written > free:
+        mb = 2 ** 20
+        raise PullFailed(f"memcap: not enough disk space: the pull writes {(fetched + written) / mb:.1f} MB "
+                         f"({fetched / mb:.1f} MB into DVC's cache, {written / mb:.1f} MB of results), and "
+                         f"{os.getcwd()} has {free / mb:.1f} MB free; nothing in your workspace changed.",
+                         "  Free some space (df -h .), or pull one family: python tools/dvc_pull.py <stage>.")
 
 
 def fetch(repo, targets: list[str], where: str) -> None:
@@ -221,6 +252,7 @@ def main(targets: list[str]) -> int:
     try:
         with Repo() as repo:
             url, where = default_remote(repo)
+            check_space(targets)
             fetch(repo, targets, where)
             verify(targets, url, where)
             kept = checkout(repo, targets)

@@ -10,8 +10,10 @@ half-written file where a later step would read it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shutil
 import platform
 import tempfile
 from importlib import metadata
@@ -70,11 +72,22 @@ def current_umask() -> int:
     return mask
 
 
+class DiskFull(OSError):
+    """A write found no space left: the message names the path and the free space; nothing half-written stays."""
+
+
+def disk_full_message(path: Path) -> str:
+    free = shutil.disk_usage(path.parent).free
+    return (f"disk full at {path}: {free / 2 ** 20:.1f} MB free on that filesystem; nothing was written there "
+            f"(the partial file is removed). Free some space (df -h {path.parent}) and run the same command again.")
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds.
     The file gets the mode a plain open() would give (0666 less the umask), not mkstemp's 0600, so
-    the lab can read results on a shared filesystem as it reads pulled ones."""
+    the lab can read results on a shared filesystem as it reads pulled ones. No space left: DiskFull,
+    naming the path, with the temporary file gone."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -83,6 +96,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield Path(tmp)
         os.replace(tmp, path)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+        raise DiskFull(errno.ENOSPC, disk_full_message(path)) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

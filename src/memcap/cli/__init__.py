@@ -98,3 +98,6 @@ def main(argv: list[str] | None = None) -> None:
     except (memcap_params.ParamsError, TrainingFailed, results.UnreadableResult) as e:
         print(f"memcap: {e}", file=sys.stderr)
         sys.exit(2)
+    except results.DiskFull as e:
+        print(f"memcap: {e.strerror}", file=sys.stderr)
+        sys.exit(2)
