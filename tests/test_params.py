@@ -220,3 +220,69 @@ def test_one_scale_note_for_every_title_and_table():
     hand_made = [str(f.relative_to(src)) for f in src.rglob("*.py")
                  if f.name != "scales.py" and re.search(r"STAND-IN|OWN PRESET", f.read_text())]
     assert hand_made == [], f"write the scale label with memcap.scales.scale_note, not by hand: {hand_made}"
+
+
+# ---- memory before a job starts (memcap.training.memory) ---------------------------------------------
+
+def _active(p: dict, family: str, preset: str) -> dict:
+    p["scale"] = {**p["scale"], family: preset}
+    return p
+
+
+@pytest.mark.parametrize("where, family", [(f"{Q}.defaults.input_dim", "mlt_synthetic"),
+                                            (f"{Q}.defaults.context_size", "mlt_synthetic"),
+                                            ("capacity.quick.input_dim", "capacity")])
+def test_a_preset_too_big_for_the_machine_is_named_by_params_check(where, family):
+    """A million-wide input or context: `memcap params check` names the sweep or architecture, the estimate
+    and the memory it is above, before any job is planned; the shipped quick preset passes."""
+    fine = _active(copy.deepcopy(PARAMS), family, "quick")
+    memcap_params.validate(fine)
+    big = _active(_with(where, 1_000_000), family, "quick")
+    with pytest.raises(memcap_params.ParamsError) as err:
+        memcap_params.validate(big)
+    said = str(err.value)
+    assert f"{family}.quick" in said and "needs about" in said and "above this machine's available memory" in said
+
+
+def test_a_slurm_allocation_is_the_limit_a_job_is_checked_against(monkeypatch):
+    """Under SLURM the job's --mem is the limit: 100 MB cannot hold torch; 64 GB holds the quick preset."""
+    from memcap.training import memory
+
+    parts = {"data": 10 * 2 ** 20, "models": 2 ** 20, "activations": 2 ** 20, "torch": memory.TORCH_BYTES}
+    monkeypatch.setenv("SLURM_MEM_PER_NODE", "100")
+    said = memory.problem("mlt_synthetic.quick.sweeps.scale_head_shared", parts)
+    assert said and "its SLURM allocation (--mem), 100 MB" in said and "needs about 412 MB" in said
+    monkeypatch.setenv("SLURM_MEM_PER_NODE", "65536")
+    assert memory.problem("mlt_synthetic.quick.sweeps.scale_head_shared", parts) is None
+
+
+def test_a_job_too_big_stops_before_it_allocates():
+    """The job itself checks too (a preset edited after the plan, another machine): TooBig, a ParamsError the
+    CLI prints without a traceback, before a tensor exists; a quick job's estimate fits."""
+    import time
+
+    from memcap.mlt_synthetic import grid
+    from memcap.mlt_synthetic.train import check_memory, train_jobs
+    from memcap.training import memory
+    from memcap.training.pack import Job
+
+    family = _with(f"{Q}.defaults.input_dim", 1_000_000)["mlt_synthetic"]
+    s = grid.resolve(family, "quick")["scale_head_shared"]
+    start = time.perf_counter()
+    with pytest.raises(memory.TooBig, match=r"heads=\d+ T=\d+: needs about [\d,.]+ GB .* nothing was allocated"):
+        train_jobs([Job(s, s["values"][0], max(s["dataset_sizes"]))], device="cpu", progress=False)
+    assert time.perf_counter() - start < 5
+    fine = grid.resolve(PARAMS["mlt_synthetic"], "quick")["scale_head_shared"]
+    check_memory([Job(fine, fine["values"][-1], max(fine["dataset_sizes"]))])
+
+
+def test_a_capacity_round_too_big_stops_before_it_allocates():
+    import torch
+
+    from memcap.capacity import probes
+    from memcap.training import memory
+
+    p = memcap_params.validate(_with("capacity.quick.input_dim", 1_000_000))["capacity"]["quick"]
+    with pytest.raises(memory.TooBig, match=r"capacity H=1 d_h=4 \(2 probes, T up to 64\): needs about"):
+        probes.train_probes([probes.Probe(1, 4, 0, 64), probes.Probe(1, 4, 1, 64)], p, torch.device("cpu"),
+                            lambda probe, row: None, progress=False)

@@ -29,4 +29,30 @@ def problems(params: dict) -> list[str]:
         if p.get("tuned_lr") and p["training"]["lr"] not in p["tuned_lr"]:
             out.append(f"{key}.tuned_lr: {p['tuned_lr']} lacks the preset's own lr {p['training']['lr']}; "
                        "allowed: a list that holds it (the fixed-lr capacity is one of the tuned one's)")
+    scale = params.get("scale")
+    active = scale.get(FAMILY, scale.get("default")) if isinstance(scale, dict) else scale
+    return out + (memory_problems(section, active) if active in section and not out else [])
+
+
+PACK = 12   # the most probes a round packs (memcap.capacity.rounds): the estimate's pack
+
+
+def memory_problems(section: dict, active: str) -> list[str]:
+    """Each MLT architecture of the active preset (or its members) as a round's largest pack, every probe at
+    the pool's size, against the machine's memory (memcap.training.memory); DPC's models are a few
+    thousand parameters."""
+    from memcap.training import memory
+
+    out = []
+    for name in section[active].get(COMPOSITE, [active]):
+        p = section[name]
+        if p.get("family") == "dpc":
+            continue
+        s = {**p, "batch_size": p["training"]["batch_size"]}
+        archs = [(H, p["head_dim"]) for H in p["heads_grid"]] + [(p["heads"], dh) for dh in p["head_dim_grid"]]
+        for H, dh in dict.fromkeys(archs):
+            seeds = p["seeds"][:PACK]
+            said = memory.problem(f"{FAMILY}.{name} (H={H}, d_h={dh}, {len(seeds)} probes at T={p['pool']})",
+                                  memory.mlt_job_bytes(s, [(seed, p["pool"], H, dh) for seed in seeds]))
+            out += [said] if said else []
     return out

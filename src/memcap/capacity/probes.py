@@ -24,6 +24,7 @@ import torch
 from memcap.capacity import grid, settings
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import MLTData, make_data
+from memcap.training import memory
 from memcap.training.config import RunResult, TrainConfig
 from memcap.training.loop import train
 
@@ -92,6 +93,10 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
         raise ValueError(f"a pack of probes trains one budget, not {sorted(budgets)}")
     if cuda_graphs and device.type != "cuda":
         raise ValueError("capacity: CUDA graphs need a CUDA device")
+    memory.check(f"capacity H={probes[0].heads} d_h={probes[0].head_dim} ({len(probes)} probes, T up to "
+                 f"{max(pr.T for pr in probes)})", memory.mlt_job_bytes(
+                     {**p, "batch_size": p["training"]["batch_size"]}, [(pr.seed, p["pool"], pr.heads, pr.head_dim)
+                                                                        for pr in probes]))
     cfg = config(p, budgets.pop(), checkpoint_every_s)
     # one schedule's models side by side (StackedAdam): by step count, stable, so a pack of equal counts
     # keeps its order; each probe keeps its own row whatever its place

@@ -43,4 +43,24 @@ def problems(params: dict) -> list[str]:
             if s.get("task") == "classification" and s.get("analysis") and s.get("early_stop", True):
                 out.append(f"{key}.early_stop: true with analysis: true; saturation runs need "
                            f"early_stop: false (the original disables it)")
+    return out + (memory_problems(family, active) if active in family and not out else [])
+
+
+def memory_problems(family: dict, active: str) -> list[str]:
+    """The largest job of each sweep of the active preset against the machine's memory
+    (memcap.training.memory): a job that cannot fit is named before anything is submitted."""
+    from memcap.mlt_synthetic import grid
+    from memcap.training import memory, sizes
+
+    out = []
+    for name, s in grid.resolve(family, active).items():
+        T, seeds = max(s["dataset_sizes"]), grid.seed_groups(s)[0]
+        jobs = []
+        for value in s["values"]:
+            shp = {**s, **sizes.shape(s, value)}
+            models = [(seed, T, shp["heads"], shp.get("head_dim") or shp["input_dim"]) for seed in seeds]
+            jobs.append((value, memory.mlt_job_bytes(shp, models)))
+        value, parts = max(jobs, key=lambda job: sum(job[1].values()))
+        said = memory.problem(f"{FAMILY}.{active}.sweeps.{name} ({s['vary']}={value}, T={T})", parts)
+        out += [said] if said else []
     return out

@@ -12,6 +12,7 @@ import torch
 from memcap.models.mlt_attention import MLTAttention, param_count
 from memcap.runtime import pick_device
 from memcap.tasks.mlt_data import make_data, stack
+from memcap.training import memory
 from memcap.training.config import CHECKPOINT_EVERY_S, RunResult, TrainConfig
 from memcap.training.loop import train
 from memcap.training.pack import Job, build
@@ -51,6 +52,7 @@ def train_jobs(jobs: list[Job], device="auto", labels: dict | None = None, check
     table)` hears of each job as soon as all its models are done; jobs in `skip` (finished elsewhere)
     are not trained. labels: columns put first in every row. cuda_graphs:
     see train; every row's device then reads e.g. "cuda+graphs"."""
+    check_memory(jobs)
     device = pick_device(device) if isinstance(device, str) else device
     pack = build(jobs, device)
     s = jobs[0].settings
@@ -73,6 +75,18 @@ def train_jobs(jobs: list[Job], device="auto", labels: dict | None = None, check
                      progress, desc, on_finish=job_done, skip=skipped, cuda_graphs=cuda_graphs)
     job_done({p: r for p, r in enumerate(final) if r is not None})   # those finished before a resume
     return pack, tables
+
+
+def check_memory(jobs: list[Job]) -> None:
+    """Stop before anything is allocated when the pack's estimated memory is above the machine's."""
+    parts: dict[str, int] = {}
+    for job in jobs:
+        s = {**job.settings, **shape(job.settings, job.value)}
+        one = memory.mlt_job_bytes(s, [(seed, job.T, s["heads"], s.get("head_dim") or s["input_dim"]) for seed in job.seeds])
+        parts = {k: max(parts.get(k, 0), v) if k == "torch" else parts.get(k, 0) + v for k, v in one.items()}
+    s = jobs[0].settings
+    memory.check(f"{s['vary']}={jobs[0].value} T={jobs[0].T}" + (f" (+{len(jobs) - 1} jobs)" if len(jobs) > 1 else ""),
+                 parts)
 
 
 def train_point(settings: dict, value: int, dataset_size: int, device="auto", labels: dict | None = None,

@@ -1,0 +1,104 @@
+"""A training job's peak host memory, estimated before anything is allocated, and the check that stops a
+job (or `memcap params check`) whose estimate is above what the machine has (torch-free).
+
+The estimate is an upper bound of the order of magnitude, not a profile: the data (memcap.tasks.mlt_sizes),
+each model's weights, gradients and Adam's two moments (4 float32 copies of its parameters), the
+activations of one batch kept for the backward pass (three float32 copies of the attention's
+intermediates) or of one evaluation chunk (at most EVAL_BYTES a slice of models), whichever is larger,
+and torch itself. It exists so that a
+preset with `input_dim: 1000000` stops with the key and both numbers instead of torch's allocator
+traceback, or the kernel killing a swapping job.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memcap.errors import ParamsError
+from memcap.models.mlt_work import param_count
+from memcap.tasks import mlt_sizes
+from memcap.training.config import EVAL_BATCH, EVAL_BYTES
+
+TORCH_BYTES = 400 * 2 ** 20   # the interpreter, torch and its allocator's slack
+ADAM_COPIES = 4               # weights, gradients, Adam's first and second moments
+SAVED_COPIES = 3              # a batch's intermediates: forward values kept for backward, their gradients
+
+
+class TooBig(ParamsError):
+    """A job whose estimated memory is above the machine's: the key, both numbers and what to change."""
+
+
+def mlt_example_bytes(input_dim: int, heads: int, head_dim: int, context_size: int, value_dim: int,
+                      shared: bool) -> int:
+    """float32 intermediates of one example through MLT attention: with a context of its own, the
+    embedded context and its keys and scores (n·d + n·H·(d_h + 3)); with a shared context, the
+    example's queries, scores and values (the context's keys are computed once a model)."""
+    n, d, H = context_size, input_dim, heads
+    if shared:
+        return 4 * (H * (head_dim + value_dim) + 3 * n * H)
+    return 4 * (2 * n * d + n * H * (head_dim + 3))
+
+
+def mlt_model_bytes(s: dict, heads: int, head_dim: int, context_size: int, T: int) -> tuple[int, int, int]:
+    """One MLT model's training memory on T examples: (its Adam state and shared keys, a training batch's
+    saved intermediates, an evaluation chunk's)."""
+    out = s["num_classes"] if s.get("task", "classification") == "classification" else 1
+    value_dim = s.get("value_dim", 1)
+    params = param_count(s["input_dim"], heads, head_dim, out, value_dim)
+    shared = s["context"] == "shared"
+    one = mlt_example_bytes(s["input_dim"], heads, head_dim, context_size, value_dim, shared)
+    keys = 4 * context_size * heads * (head_dim + value_dim) if shared else 0
+    batch = min(s.get("batch_size", 256), T)
+    return 4 * ADAM_COPIES * params + keys, SAVED_COPIES * batch * one, min(EVAL_BATCH, T) * one
+
+
+def mlt_job_bytes(s: dict, models: list[tuple[int, int, int, int]]) -> dict[str, int]:
+    """The estimate of a pack of MLT models ((seed, T, heads, head_dim) each, every one at s's context
+    size and width), in parts: data, models, torch."""
+    n, d = s["context_size"], s["input_dim"]
+    task = s.get("task", "classification")
+    data = mlt_sizes.data_bytes([(seed, T, n) for seed, T, _, _ in models], n, d, s["context"], task,
+                                s["num_classes"])
+    state, batches, chunks = zip(*(mlt_model_bytes(s, H, dh, n, T) for _, T, H, dh in models))
+    # training steps every model's batch at once; an evaluation takes at most EVAL_BYTES a slice of models
+    work = max(sum(batches), min(sum(chunks), max(EVAL_BYTES, *chunks)))
+    return {"data": data, "models": sum(state), "activations": work, "torch": TORCH_BYTES}
+
+
+def available_bytes() -> tuple[int, str]:
+    """(bytes this job may use, where that number comes from): SLURM's allocation when the job runs
+    under it, else the memory the kernel reports available (MemAvailable)."""
+    slurm = os.environ.get("SLURM_MEM_PER_NODE")
+    if slurm and slurm.isdigit():
+        return int(slurm) * 2 ** 20, "its SLURM allocation (--mem)"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024, "this machine's available memory"
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "this machine's free memory"
+
+
+def gib(n: float) -> str:
+    return f"{n / 2 ** 30:,.1f} GB" if n >= 2 ** 30 else f"{n / 2 ** 20:,.0f} MB"
+
+
+def problem(key: str, parts: dict[str, int], limit: tuple[int, str] | None = None) -> str | None:
+    """None when the estimate fits; else one line with the key, the estimate, its parts and the limit."""
+    limit_bytes, where = limit or available_bytes()
+    need = sum(parts.values())
+    if need <= limit_bytes:
+        return None
+    said = ", ".join(f"{k} {gib(v)}" for k, v in parts.items())
+    return (f"{key}: needs about {gib(need)} of memory ({said}), above {where}, {gib(limit_bytes)}; make it "
+            f"smaller (input_dim, context_size, heads, head_dim or the dataset size) or run it where more "
+            f"memory is free")
+
+
+def check(key: str, parts: dict[str, int]) -> None:
+    """Stop a job before it allocates anything when its estimate is above what it may use."""
+    said = problem(key, parts)
+    if said:
+        raise TooBig(f"{said}; nothing was allocated")
