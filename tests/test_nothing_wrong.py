@@ -158,10 +158,12 @@ def test_a_write_that_finds_the_disk_full_names_the_path_and_leaves_nothing(tmp_
 
 
 @pytest.mark.e2e
-def test_a_flipped_byte_in_a_remote_object_stops_the_pull_naming_the_file(restored, tmp_path):
-    """4 bytes of one run file's object inverted on the remote: `make pull`'s script fails naming the
-    file, with DVC's `verify` (the shipped remotes) and without it (a lab remote set up without); the
-    corrupted bytes reach neither the workspace nor the cache."""
+def test_a_flipped_byte_in_a_remote_object_leaves_that_file_absent_and_restores_the_rest(restored, tmp_path):
+    """4 bytes of one run file's object inverted on the remote, the family's results and figures deleted:
+    `make pull`'s script restores every other file (the run folder file by file), leaves that one absent
+    and out of the cache (with DVC's `verify`, the shipped remotes, and without it), exits 1 naming the
+    file, its stage and the `dvc repro` that rebuilds it; Snakemake then plans that file's job and what
+    reads it, no other training."""
     root, env = restored.root, ih.code_env(restored.root)
     remote = tmp_path / "remote"
     shutil.copytree(root / "published" / "dvc-remote", remote)
@@ -175,17 +177,23 @@ def test_a_flipped_byte_in_a_remote_object_stops_the_pull_naming_the_file(restor
     obj.chmod(0o644)
     obj.write_bytes(bytes(data))
     cached = root / ".dvc/cache/files/md5" / digest[:2] / digest[2:]
+    (root / name).unlink()
+    before = _digest(root, "results", "figures")
     for verify in ("true", "false"):
         (root / ".dvc/config.local").write_text(f"['remote \"published\"']\n    url = {remote}\n    verify = {verify}\n")
         cached.unlink(missing_ok=True)                     # this machine lacks the object: it is fetched
-        (root / name).unlink(missing_ok=True)
-        before = _digest(root, "results", "figures")
+        shutil.rmtree(root / "results" / "mlt_synthetic")
+        shutil.rmtree(root / "figures" / "mlt_synthetic")
         failed = restored.run("python", "tools/dvc_pull.py", check=False, env=env)
         said = failed.stdout + failed.stderr
-        assert failed.returncode == 1 and name in failed.stderr and "corrupted" in failed.stderr, (verify, said)
-        assert "nothing in your workspace changed" in failed.stderr and "Traceback" not in said
+        assert failed.returncode == 1 and f"mlt_synthetic: {name} (corrupted)" in failed.stderr, (verify, said)
+        assert "dvc repro mlt_synthetic" in failed.stderr and "Traceback" not in said, said
         assert _digest(root, "results", "figures") == before and not (root / name).exists()
         assert not cached.exists(), verify                # never left in the cache to be checked out later
+    planned = restored.run("snakemake", "--dry-run", "--quiet", "rules", env=env).stdout
+    trains = [line.split()[0] for line in planned.splitlines() if line.split()[:1] and "train" in line.split()[0]]
+    assert trains and all(line.split()[1] == "1" for line in planned.splitlines() if line.split()[:1] == trains[:1]), planned
+    assert len(trains) == 1, planned
 
 
 @pytest.mark.e2e

@@ -3,11 +3,13 @@
 
  1. Check that the filesystem has room for what the pull writes (dvc.lock's sizes), then fetch
     from the default DVC remote: the repository's own read-only published remote
-    (published/dvc-remote) unless you set another (README "Your lab's remote"). A missing remote or
-    object stops with a short message before the workspace changes.
+    (published/dvc-remote) unless you set another (README "Your lab's remote"). A missing remote, or
+    one that holds none of the objects, stops with a short message before the workspace changes.
  2. Check every fetched object against its hash (tools/dvc_verify.py), then check out. Run files of
     other settings are kept, never deleted; every restored output must be the one dvc.lock records (a
-    params change since is fine: `dvc repro` retrains what it made stale).
+    params change since is fine: `dvc repro` retrains what it made stale). A file whose object is
+    missing or corrupted is left absent and everything else is restored (a folder file by file); the
+    pull then exits 1 naming each absent file, its stage and the `dvc repro` that rebuilds exactly those.
  3. Let Snakemake record the restored files as made from the params they were made from (the
     committed params.yaml). DVC restores files with arbitrary mtimes and no Snakemake metadata:
     without this step `snakemake -n` would rerun aggregation steps, or miss a params change and
@@ -104,10 +106,10 @@ def check_space(targets: list[str]) -> None:
                          "  Free some space (df -h .), or pull one family: python tools/dvc_pull.py <stage>.")
 
 
-def fetch(repo, targets: list[str], where: str) -> None:
-    """Everything into DVC's cache first: if anything is missing on the remote, the workspace is left
-    exactly as it was (no half-restored family that Snakemake would then retrain). A missing object
-    is only a warning to DVC: a failure here."""
+def fetch(repo, targets: list[str], where: str) -> PullFailed | None:
+    """Everything into DVC's cache first. DVC's complaints (a missing object is only a warning to it) are
+    returned, not raised: the per-file check that follows (verify) says which files lack a good object,
+    and what it cannot explain (a remote that answers nothing) is raised then."""
     from dvc.exceptions import DvcException
 
     captured = Captured()
@@ -125,33 +127,96 @@ def fetch(repo, targets: list[str], where: str) -> None:
     text = "\n".join(captured.lines)
     if not any(line.startswith("ERROR") for line in captured.lines) and not re.search(
             r"missing cache files|do not exist", text, re.I):
-        return
+        return None
     lines = [f"memcap: could not fetch the cached results from the {where}; nothing in your workspace changed."]
     lines += [f"  dvc: {line[:300]}" for line in captured.lines if re.match(r"(ERROR|WARNING)", line)][:3]
     if re.search(r"missing", text, re.I):
         lines += ["  Some results of this commit's dvc.lock are not on that remote: it was not pushed after",
                   "  the last run, or dvc.lock changed since. Retrain instead (make retrain: the quick preset),",
                   f"  or pull from a remote that has them: {OTHER_REMOTE}."]
-    raise PullFailed(*lines)
+    return PullFailed(*lines)
 
 
-def verify(targets: list[str], url: str, where: str) -> None:
+def verify(targets: list[str]) -> dict[str, str]:
     """No byte is trusted without its hash: every object dvc.lock names is hashed against its md5 name
-    (a corrupted one is dropped from the cache). A mismatch stops here, naming the file, before
-    anything reaches the workspace; a folder remote is checked too, to say where the bad copy is."""
-    bad = dvc_verify.problems(targets)
-    if not bad:
-        return
-    lines = [f"memcap: {len(bad)} files of dvc.lock have no verified object (missing, or bytes that do not "
-             "match their hash); nothing in your workspace changed:", *(f"  {b}" for b in bad[:20])]
+    (a corrupted one is dropped from the cache). Returns {file: what is wrong} of the files without a
+    good object."""
+    bad = {}
+    for line in dvc_verify.problems(targets):
+        path, _, what = line.partition(": object ")
+        bad[path] = "corrupted" if "does not match" in what else "missing"
+    return bad
+
+
+def remote_notes(targets: list[str], url: str, where: str) -> list[str]:
+    """For a remote that is a folder: which of its objects are the corrupted ones."""
     folder = remote_folder(url)
-    if folder is not None:
-        corrupt = [b for b in dvc_verify.problems(targets, folder) if "does not match" in b]
-        if corrupt:
-            lines += [f"  corrupted on the {where}:", *(f"    {c}" for c in corrupt[:20])]
-    lines += ["  Restore those objects on the remote from a good copy (or pull from another remote:",
-              f"  {OTHER_REMOTE}), then run make pull again."]
-    raise PullFailed(*lines)
+    corrupt = [b for b in dvc_verify.problems(targets, folder) if "does not match" in b] if folder else []
+    return [f"  corrupted on the {where}:", *(f"    {c}" for c in corrupt[:20])] if corrupt else []
+
+
+def lock_stages(targets: list[str]) -> dict[str, list[dict]]:
+    """{stage: its cached outputs (path, md5)} of the stages pulled, from dvc.lock."""
+    import yaml
+
+    stages = (yaml.safe_load(Path("dvc.lock").read_text()) or {}).get("stages", {})
+    skip = dvc_verify.uncached(Path("dvc.yaml"))
+    return {name: [o for o in stage.get("outs", []) if o.get("md5") and o["path"] not in skip]
+            for name, stage in stages.items() if not targets or name in targets}
+
+
+def owner(stages: dict[str, list[dict]], path: str) -> tuple[str, dict]:
+    """The stage and output that hold a file of dvc.lock."""
+    return next((name, o) for name, outs in stages.items() for o in outs
+                if path == o["path"] or path.startswith(o["path"] + "/"))
+
+
+def restore_files(out: dict, bad: dict[str, str]) -> int:
+    """A folder output whose listing verifies but some of whose files do not: every other file copied from
+    the cache (each object verified), the bad ones left absent (a copy already there that differs is set
+    aside in KEPT: never a wrong file). DVC's checkout would remove the whole folder instead."""
+    import json
+
+    listing = json.loads(dvc_verify.object_path(Path(".dvc/cache"), out["md5"]).read_text())
+    copied = 0
+    for entry in listing:
+        dest = Path(out["path"]) / entry["relpath"]
+        same = dest.is_file() and dvc_verify.md5(dest) == entry["md5"]
+        if str(dest) in bad or same:
+            if str(dest) in bad and dest.exists() and not same:
+                (KEPT / dest).parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(dest, KEPT / dest)
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.pull.tmp")
+        shutil.copyfile(dvc_verify.object_path(Path(".dvc/cache"), entry["md5"]), tmp)
+        os.replace(tmp, dest)
+        copied += 1
+    return copied
+
+
+def restore_what_verifies(repo, targets: list[str], bad: dict[str, str], fetched: PullFailed | None
+                          ) -> tuple[list[str], list[str], list[str]]:
+    """Check out every output whose objects all verify; of a folder with bad files, the others. Returns
+    (the stages fully restored, the run files kept, the stages with files left absent). When no output
+    verifies, nothing changes: the fetch's own complaint (`fetched`) says why."""
+    stages = lock_stages(targets)
+    holders = {path: owner(stages, path) for path in bad}
+    broken = sorted({name for name, _ in holders.values()})
+    whole = {o["path"] for _, o in holders.values()}
+    clean = [name for name in stages if name not in broken]
+    if len(whole) == sum(len(outs) for outs in stages.values()):
+        raise fetched or PullFailed("memcap: no output of dvc.lock has a verified object; nothing in your "
+                                    "workspace changed.", *(f"  {f}: {what}" for f, what in list(bad.items())[:20]))
+    kept = checkout(repo, clean) if clean else []
+    good = [o["path"] for name in broken for o in stages[name] if o["path"] not in whole]
+    if good:
+        kept += checkout(repo, good)
+    for path in whole:
+        out = next(o for _, o in holders.values() if o["path"] == path)
+        if out["md5"].endswith(".dir") and path not in bad:     # its listing is good: the other files
+            restore_files(out, bad)
+    return clean, kept, broken
 
 
 def checkout(repo, targets: list[str]) -> list[str]:
@@ -208,7 +273,23 @@ def check_outputs(repo, targets: list[str], kept: list[str]) -> None:
         raise PullFailed("memcap: pulled outputs do not match dvc.lock:", *bad)
 
 
-def record_for_snakemake(targets: list[str]) -> str:
+def partial_report(bad: dict[str, str], broken: list[str], url: str, where: str, targets: list[str]) -> list[str]:
+    """What was not restored, by stage, and the two ways to get it."""
+    stages = lock_stages(targets)
+    lines = [f"memcap: restored everything else from the {where}, but {len(bad)} files of dvc.lock have no "
+             "verified object (missing there, or bytes that do not match their hash); they are absent, never a "
+             "wrong copy:"]
+    lines += [f"  {owner(stages, f)[0]}: {f} ({what})" for f, what in list(bad.items())[:20]]
+    lines += [f"  ... and {len(bad) - 20} more"] if len(bad) > 20 else []
+    lines += remote_notes(targets, url, where)
+    lines += [f"  To rebuild exactly those: dvc repro {' '.join(broken)} (Snakemake reruns only the jobs of the "
+              "absent files and what reads them; `snakemake -n` lists them).",
+              "  Or restore those objects on the remote from a good copy (or pull from another remote:",
+              f"  {OTHER_REMOTE}), then run make pull again."]
+    return lines
+
+
+def record_for_snakemake(targets: list[str], partial: bool = False) -> str:
     """Snakemake's metadata from the committed params (what dvc.lock's outputs were made from), then,
     in the same process, the dry run of the current params.yaml; returns its last line (what is left)."""
     MEMCAP.mkdir(parents=True, exist_ok=True)
@@ -225,12 +306,14 @@ def record_for_snakemake(targets: list[str]) -> str:
     smk_targets = targets or ["all"]
     log = MEMCAP / "pull-touch.log"
     with open(log, "w") as out:
+        # files left absent (a partial pull): their jobs cannot be touched; --keep-going touches the rest,
+        # and what reads an absent file stays unrecorded, so the next run rebuilds exactly those
         done = subprocess.run([sys.executable, "tools/snakemake_touch.py", "--cores", "1024", "--touch", "--forceall",
-                               "--quiet", "all", *config, "--", *smk_targets,
+                               *(["--keep-going"] if partial else []), "--quiet", "all", *config, "--", *smk_targets,
                                "++", "--cores", "1", "--dry-run", "--quiet", "all", "--", *smk_targets],
                               stdout=out, stderr=subprocess.STDOUT)
     lines = log.read_text().splitlines()
-    if done.returncode != 0:
+    if done.returncode != 0 and not partial:
         raise PullFailed(f"memcap: restored the files, but Snakemake could not record them ({log}):", *lines[-5:])
     return lines[-1] if lines else ""
 
@@ -253,11 +336,21 @@ def main(targets: list[str]) -> int:
         with Repo() as repo:
             url, where = default_remote(repo)
             check_space(targets)
-            fetch(repo, targets, where)
-            verify(targets, url, where)
-            kept = checkout(repo, targets)
-            check_outputs(repo, targets, kept)
-        left = record_for_snakemake(targets)
+            fetched = fetch(repo, targets, where)
+            bad = verify(targets)
+            if not bad:
+                if fetched:
+                    raise fetched
+                check_outputs(repo, targets, checkout(repo, targets))
+            else:
+                clean, kept, broken = restore_what_verifies(repo, targets, bad, fetched)
+                if clean:
+                    check_outputs(repo, clean, kept)
+        left = record_for_snakemake(targets, partial=bool(bad))
+        if bad:
+            print("\n".join(partial_report(bad, broken, url, where, targets)), file=sys.stderr)
+            print(left, file=sys.stderr)
+            return 1
     except PullFailed as e:
         print("\n".join(e.args), file=sys.stderr)
         return 1

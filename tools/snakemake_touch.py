@@ -10,7 +10,8 @@ the step took. The pause keeps a job's outputs from sharing an mtime with its in
 with coarse timestamps; Snakemake only reruns a job whose input is strictly newer than its output, and
 the jobs are touched in DAG order, so an equal mtime is never stale. dvc_pull.py also gives it many
 cores, so that every job whose inputs are touched is scheduled at once, not one job per round. The
-exit status is the touch's; the second command's output follows the touch's.
+exit status is the touch's; the second command's output follows the touch's (also after a touch
+that failed under --keep-going: a partial pull's absent files, whose jobs cannot be touched).
 """
 
 import sys
@@ -29,7 +30,7 @@ def run(argv: list[str]) -> bool:
 if __name__ == "__main__":
     argv = sys.argv[1:]
     touch_argv, then = (argv[:argv.index("++")], argv[argv.index("++") + 1:]) if "++" in argv else (argv, [])
-    if not run(touch_argv):
-        sys.exit(1)
-    if then:
+    touched = run(touch_argv)
+    if then and (touched or "--keep-going" in touch_argv):   # a partial pull still wants what is left
         run(then)
+    sys.exit(0 if touched else 1)
