@@ -264,28 +264,30 @@ def test_a_corrupt_result_stops_the_run_naming_the_file(restored):
 
 
 @pytest.mark.e2e
-def test_a_missing_remote_folder_or_object_changes_nothing(restored, tmp_path):
+def test_a_missing_remote_folder_changes_nothing_and_a_missing_object_only_its_output(restored, tmp_path):
     root, env = restored.root, ih.code_env(restored.root)
     restored.run("dvc", "remote", "modify", "--local", "published", "url", str(tmp_path / "nowhere"))
     gone = restored.run("python", "tools/dvc_pull.py", check=False, env=env)
     assert gone.returncode == 1 and "does not exist (no such folder)" in gone.stderr, gone.stderr
 
-    # A remote that lacks one directory manifest, on a machine without a cache: nothing is checked out.
+    # A remote that lacks one folder's listing, on a machine without a cache: that folder stays absent,
+    # everything else is restored, and the pull says which and how to rebuild it.
     remote = tmp_path / "remote"
     shutil.copytree(root / "published" / "dvc-remote", remote)
     lock = yaml.safe_load((root / "dvc.lock").read_text())
-    manifest = next(o["md5"] for o in lock["stages"]["theory"]["outs"] if o["md5"].endswith(".dir"))
-    next(remote.rglob(manifest[2:])).unlink()
+    lost = next(o for o in lock["stages"]["theory"]["outs"] if o["md5"].endswith(".dir"))
+    next(remote.rglob(lost["md5"][2:])).unlink()
     restored.run("dvc", "remote", "modify", "--local", "published", "url", str(remote))
     shutil.rmtree(root / ".dvc" / "cache")
+    full = _digest(root)
     for top in ("results", "figures"):
         for f in (root / top).rglob("*"):
             if f.is_file() and f.name != ".gitignore" and f.parent.name != "params" and f.name != "metrics.json":
                 f.unlink()
-    left = _digest(root)
     failed = restored.run("python", "tools/dvc_pull.py", check=False, env=env)
-    assert failed.returncode == 1 and "nothing in your workspace changed" in failed.stderr, failed.stderr
-    assert _digest(root) == left
+    assert failed.returncode == 1 and f"theory: {lost['path']} (missing)" in failed.stderr, failed.stderr
+    assert "dvc repro theory" in failed.stderr and "Traceback" not in failed.stderr, failed.stderr
+    assert _digest(root) == {f: d for f, d in full.items() if not f.startswith(lost["path"] + "/")}
 
 
 @pytest.mark.e2e

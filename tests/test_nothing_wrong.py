@@ -182,13 +182,12 @@ def test_a_flipped_byte_in_a_remote_object_leaves_that_file_absent_and_restores_
     for verify in ("true", "false"):
         (root / ".dvc/config.local").write_text(f"['remote \"published\"']\n    url = {remote}\n    verify = {verify}\n")
         cached.unlink(missing_ok=True)                     # this machine lacks the object: it is fetched
-        shutil.rmtree(root / "results" / "mlt_synthetic")
-        shutil.rmtree(root / "figures" / "mlt_synthetic")
+        for output in ("results/mlt_synthetic/runs", "results/mlt_synthetic/tables", "figures/mlt_synthetic"):
+            shutil.rmtree(root / output)
         failed = restored.run("python", "tools/dvc_pull.py", check=False, env=env)
         said = failed.stdout + failed.stderr
-        Path(f"/tmp/flip-{verify}.log").write_text(said)
         assert failed.returncode == 1 and f"mlt_synthetic: {name} (" in failed.stderr, (verify, said)
-        assert "corrupted" in failed.stderr, said
+        assert f"{name}: object {digest} in {remote} does not match its hash" in failed.stderr, said
         assert "dvc repro mlt_synthetic" in failed.stderr and "Traceback" not in said, said
         assert _digest(root, "results", "figures") == before and not (root / name).exists()
         assert not cached.exists(), verify                # never left in the cache to be checked out later

@@ -148,11 +148,10 @@ def verify(targets: list[str]) -> dict[str, str]:
     return bad
 
 
-def remote_notes(targets: list[str], url: str, where: str) -> list[str]:
-    """For a remote that is a folder: which of its objects are the corrupted ones."""
+def remote_corrupt(targets: list[str], url: str) -> list[str]:
+    """For a remote that is a folder: which of its objects are the corrupted ones (one line each)."""
     folder = remote_folder(url)
-    corrupt = [b for b in dvc_verify.problems(targets, folder) if "does not match" in b] if folder else []
-    return [f"  corrupted on the {where}:", *(f"    {c}" for c in corrupt[:20])] if corrupt else []
+    return [b for b in dvc_verify.problems(targets, folder) if "does not match" in b] if folder else []
 
 
 def lock_stages(targets: list[str]) -> dict[str, list[dict]]:
@@ -275,13 +274,16 @@ def check_outputs(repo, targets: list[str], kept: list[str]) -> None:
 
 def partial_report(bad: dict[str, str], broken: list[str], url: str, where: str, targets: list[str]) -> list[str]:
     """What was not restored, by stage, and the two ways to get it."""
-    stages = lock_stages(targets)
-    lines = [f"memcap: restored everything else from the {where}, but {len(bad)} files of dvc.lock have no "
-             "verified object (missing there, or bytes that do not match their hash); they are absent, never a "
+    stages, corrupt = lock_stages(targets), remote_corrupt(targets, url)
+    on_remote = {line.partition(": object ")[0] for line in corrupt}
+    files = "1 file" if len(bad) == 1 else f"{len(bad)} files"
+    lines = [f"memcap: restored everything else from the {where}, but {files} of dvc.lock have no verified "
+             "object (missing there, or bytes that do not match their hash); they are left absent, never a "
              "wrong copy:"]
-    lines += [f"  {owner(stages, f)[0]}: {f} ({what})" for f, what in list(bad.items())[:20]]
+    lines += [f"  {owner(stages, f)[0]}: {f} ({'corrupted on the remote' if f in on_remote else what})"
+              for f, what in list(bad.items())[:20]]
     lines += [f"  ... and {len(bad) - 20} more"] if len(bad) > 20 else []
-    lines += remote_notes(targets, url, where)
+    lines += [f"  corrupted on the {where}:", *(f"    {c}" for c in corrupt[:20])] if corrupt else []
     lines += [f"  To rebuild exactly those: dvc repro {' '.join(broken)} (Snakemake reruns only the jobs of the "
               "absent files and what reads them; `snakemake -n` lists them).",
               "  Or restore those objects on the remote from a good copy (or pull from another remote:",
@@ -349,7 +351,6 @@ def main(targets: list[str]) -> int:
         left = record_for_snakemake(targets, partial=bool(bad))
         if bad:
             print("\n".join(partial_report(bad, broken, url, where, targets)), file=sys.stderr)
-            print(left, file=sys.stderr)
             return 1
     except PullFailed as e:
         print("\n".join(e.args), file=sys.stderr)
