@@ -507,7 +507,7 @@ def test_a_killed_budget_round_resumes_without_retraining(tmp_path):
 
 
 def test_a_row_marked_not_run_takes_the_curve_another_preset_searched_once_unmarked(tmp_path):
-    """docs/cluster.md: paper_curve_gpu searches the curves paper_curve marks `GPU work`; unmarked, the
+    """A preset marks a row `budget_not_run` while another (a GPU preset) searches its curve; unmarked, the
     row's search finds every probe in the shared folder and trains nothing."""
     runs, first, elsewhere, after = tmp_path / "runs", [], [], []
     marked = tiny_preset(budgets=[1, 2], budget_not_run={"GPU work": [[1, 2]]})
