@@ -12,4 +12,5 @@ batches.py    each model's epochs and short last batches, for a whole stack
 schedule.py   step count and the warm-up + cosine learning rate (torch's SequentialLR); torch-free to count steps
 pack.py       many jobs of one sweep stacked and padded as one model and one dataset
 sizes.py      a job's shape and the host memory of a pack's data (torch-free, for Snakemake)
+memory.py     a job's peak memory estimated before it allocates, checked against the machine's (torch-free)
 """
