@@ -489,15 +489,6 @@ def test_a_claim_reads_only_declared_input_tables():
     assert len(rows) > 19 and max(map(len, rows)) < 200        # the table fits a terminal
 
 
-def test_the_forest_plot_draws_every_claim_with_a_statistic(tmp_path):
-    from memcap.report import figures
-
-    card = claims.scorecard({}, "quick").assign(statistic=1.0, ci_low=0.5, ci_high=1.5, statistic_authors=np.nan)
-    card.loc[0, "statistic"] = np.nan                                    # not computed: no row
-    figures.forest(card, {c.claim_id: c.accept for c in claims.CLAIMS}, [tmp_path / "forest.png"])
-    assert (tmp_path / "forest.png").stat().st_size > 10_000
-
-
 def test_a_claim_of_several_tests_shows_each_where_its_verdict_is_read():
     """DPC Exp 1 above the bound but concave: test (1) passes, test (2) fails the claim. The row shows both
     statistics with their intervals and verdicts (markdown and HTML read `interval`); one-test claims keep

@@ -6,7 +6,6 @@ from memcap.report import figures as report_figures
 
 REP = "results/report"
 REP_FIGURES = [f"figures/report/{name}.{ext}" for name in report_figures.FIGURES for ext in ("png", "pdf")]
-REP_FOREST = [f"figures/report/{report_figures.FOREST}.{ext}" for ext in ("png", "pdf")]
 # Scorecard inputs, NAME=PATH: the names and their families' tables are declared once, in
 # memcap.report.claims.INPUTS (family, table name); each family's rule file names its tables' paths.
 FAMILY_TABLES = {"mlt_synthetic": MLT_TABLE, "theory": TH_TABLE, "dpc": DPC_TABLE, "assumptions": ASM_TABLE,
@@ -33,7 +32,6 @@ rule report:
         f"{REP}/tables/provenance.md",
         f"{REP}/tables/how_made.md",
         REP_FIGURES,
-        REP_FOREST,
         f"{REP}/index.html",
 
 
@@ -47,7 +45,6 @@ rule report_scorecard:
         md=in_report(f"{REP}/tables/scorecard.md", "report"),
         metrics=f"{REP}/metrics.json",
         plot=f"{REP}/tables/scorecard_plot.csv",
-        forest=in_report(REP_FOREST, "report"),
     log:
         "logs/report/scorecard.log",
     params:
@@ -56,7 +53,7 @@ rule report_scorecard:
     resources: **res("light")
     shell:
         "memcap report scorecard {params.inputs} --out {output.table} --md {output.md} "
-        "--metrics {output.metrics} --plot-data {output.plot} --forest {output.forest} > {log} 2>&1"
+        "--metrics {output.metrics} --plot-data {output.plot} > {log} 2>&1"
 
 
 rule report_provenance:
@@ -118,7 +115,6 @@ rule report_html:
     """The self-contained HTML page: scorecard, bits, capacity, every family figure inlined."""
     input:
         scorecard=f"{REP}/tables/scorecard.parquet",
-        forest=REP_FOREST[0],
         bits=f"{REP}/tables/bits.md",
         capacity=CAP_TABLE["capacity"],
         capacity_laws=CAP_TABLE["laws"],
@@ -133,5 +129,5 @@ rule report_html:
     threads: threads_of("light")
     resources: **res("light")
     shell:
-        "memcap report html --scorecard {input.scorecard} --forest {input.forest} --bits-md {input.bits} "
+        "memcap report html --scorecard {input.scorecard} --bits-md {input.bits} "
         "--capacity {input.capacity} --capacity-laws {input.capacity_laws} {params.tables} --figures {input.figures} --out {output} > {log} 2>&1"

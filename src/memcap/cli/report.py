@@ -29,7 +29,6 @@ def register(sub) -> None:
     p.add_argument("--md", required=True, help="tables/scorecard.md")
     p.add_argument("--metrics", help="verdict counts per kind and per paper, JSON (for `dvc metrics`)")
     p.add_argument("--plot-data", help="claim_id, statistic, ci_low, ci_high, verdict, CSV (for `dvc plots`)")
-    p.add_argument("--forest", nargs="*", default=[], help="paths of the forest plot (forest.png, forest.pdf)")
     p.set_defaults(func=_scorecard)
 
     p = sub.add_parser("provenance", help="per family, the commits and package versions its results came from")
@@ -64,7 +63,6 @@ def register(sub) -> None:
     p.add_argument("--capacity", help="the capacity family's table")
     p.add_argument("--capacity-laws", help="the capacity family's fitted laws")
     p.add_argument("--table", action="append", default=[], metavar="NAME=PATH", help="markdown table to include")
-    p.add_argument("--forest", help="the forest plot (PNG), shown on the first screen")
     p.add_argument("--figures", nargs="*", default=[], help="PNG figures (figures/<family>/<name>.png), in page order")
     p.add_argument("--out", required=True)
     p.set_defaults(func=_html)
@@ -92,10 +90,6 @@ def _scorecard(args) -> None:
     results.write_text(claims.markdown(card), args.md)
     if args.metrics:
         results.write_text(claims.metrics_json(card), args.metrics)
-    if args.forest:
-        from memcap.report import figures
-
-        figures.forest(card, {c.claim_id: c.accept for c in claims.CLAIMS}, args.forest)
     if args.plot_data:
         results.write_text(claims.plot_data(card).to_csv(index=False), args.plot_data)
     for r in card.itertuples():
@@ -154,6 +148,6 @@ def _html(args) -> None:
     laws = results.read_parquet(args.capacity_laws) if args.capacity_laws else None
     tables = {name: Path(p).read_text() for name, p in _named(args.table).items()}
     page = html.build(card, Path(args.bits_md).read_text(), cap, [Path(f) for f in args.figures], tables,
-                      memcap_params.scale_label(params), Path(args.forest) if args.forest else None, laws,
+                      memcap_params.scale_label(params), laws,
                       memcap_params.scales(params)["capacity"])
     results.write_text(page, args.out)

@@ -1,5 +1,5 @@
-"""The report's own figures: bits per parameter of every trained model beside published capacities, and
-the forest plot of every claim's statistic against its accepted region."""
+"""The report's own figure: bits per parameter of every trained model beside published capacities (each
+claim's statistic and interval is a row of the report's claims table)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from memcap.scales import scale_note
 from memcap.report.bits import REFERENCES
 
 FIGURES = ("bits",)
-FOREST = "forest"   # drawn by `memcap report scorecard` from the scorecard itself
 FAMILY_WORDS = {"mlt_synthetic": "MLT's layer (its sweeps' runs)", "dpc": "DPC's transformer (its runs)"}
-VERDICT_COLORS = {"reproduced": "tab:green", "not reproduced": "tab:red", "inconclusive": "tab:blue"}
 
 
 def bits(table: pd.DataFrame, paths) -> None:
@@ -38,38 +36,6 @@ def bits(table: pd.DataFrame, paths) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
-
-
-def forest(card: pd.DataFrame, regions: dict, paths, cap: float = 1e6) -> None:
-    """One row per claim with a statistic: its 95% interval (colour = verdict) over the accepted region
-    (green band), and the statistic on the authors' means (black X) where there is one. Each row has its
-    own x-axis: the statistics are ratios, exponents and fractions."""
-    rows = card[np.isfinite(card.statistic)].reset_index(drop=True)
-    fig, axes = plt.subplots(len(rows), 1, figsize=(8, 0.45 * len(rows) + 0.9), squeeze=False)
-    for ax, r in zip(axes[:, 0], rows.itertuples()):
-        region = regions[r.claim_id]
-        shown = [v for v in (r.statistic, r.ci_low, r.ci_high, r.statistic_authors, region.low, region.high)
-                 if np.isfinite(v) and abs(v) < cap]
-        lo, hi = min(shown), max(shown)
-        pad = 0.12 * (hi - lo) if hi > lo else 0.1 * max(abs(hi), 1)
-        ax.set_xlim(lo - pad, hi + pad)
-        if region.low == region.high:   # an exact property: the accepted value
-            ax.axvline(region.low, color="#8fd19e", lw=3)
-        else:
-            ax.axvspan(max(region.low, lo - pad), min(region.high, hi + pad), color="#d4edda", lw=0)
-        color = VERDICT_COLORS.get(r.verdict, "grey")
-        ax.errorbar([r.statistic], [0], xerr=[[max(r.statistic - max(r.ci_low, lo - pad), 0)],
-                                               [max(min(r.ci_high, hi + pad) - r.statistic, 0)]],
-                    fmt="o", color=color, ms=4, capsize=2)
-        if np.isfinite(r.statistic_authors):
-            ax.plot([r.statistic_authors], [0], "kX", ms=6)
-        ax.set_yticks([])
-        ax.set_ylabel(f"{r.claim_id}  ", rotation=0, ha="right", va="center", fontsize=7)
-        ax.tick_params(axis="x", labelsize=6, pad=1)
-    axes[0, 0].set_title("Every claim: statistic and 95% interval (green = reproduced, red = not, blue = "
-                         "inconclusive) over its accepted region (band); X = on the authors' means", fontsize=8)
-    fig.tight_layout(h_pad=0.3)
-    results.save_figure(fig, paths, dpi=110)
 
 
 def draw(table: pd.DataFrame, paths) -> None:

@@ -55,8 +55,6 @@ CAPTIONS = {
     "capacity/transition": "The memorization transition: per architecture of each setting's H grid, the fraction "
                            "of seeds whose threshold lies above T, and the fitted P(memorized | T); T₅₀ is where "
                            "it crosses one half, its steepness the transition's width.",
-    "report/forest": "Every claim's statistic with its 95% interval over its accepted region; X: the same test "
-                     "on the DPC authors' published means.",
     "report/bits": "Bits per parameter of every trained model, beside ≈3.6 (LMs on random tokens) and ≈2 "
                    "(knowledge) bits/param.",
 }
@@ -204,7 +202,7 @@ FAMILY_WORDS = {"capacity": "Capacity", "mlt_synthetic": "MLT synthetic sweeps (
 
 
 def build(card: pd.DataFrame, bits_md: str, capacity: pd.DataFrame | None, figures: list[Path],
-          tables: dict[str, str], scale: str, forest: Path | None = None,
+          tables: dict[str, str], scale: str,
           capacity_laws: pd.DataFrame | None = None, capacity_scale: str | None = None) -> str:
     """The whole page as one string (figures inlined, no external resource). The first screen answers:
     per paper what reproduced, what did not and why, the capacity in one sentence, each paper's claims
