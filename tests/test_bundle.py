@@ -89,9 +89,8 @@ def _run_runner(tmp_path, deadline: float, sigterm: bool) -> str:
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, CHILD, str(deadline)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, text=True)
     log = tmp_path / runner.LOGS / "runs/job1.log"
-    for _ in range(600):   # until the first job trains
-        if log.exists() and "training" in log.read_text():
-            break
+    end = time.monotonic() + 300   # until the first job trains (its handler is set): an event, not a delay
+    while not (log.exists() and "training" in log.read_text()) and proc.poll() is None and time.monotonic() < end:
         time.sleep(0.05)
     if sigterm:
         proc.terminate()
@@ -105,7 +104,8 @@ def test_sigterm_to_the_runner_stops_its_jobs_as_the_deadline_would(tmp_path):
     assert (tmp_path / "saved1").read_text() == "checkpoint"
     assert "rc=143" in out and "not started" in out and not (tmp_path / "saved2").exists(), out
     (tmp_path / "deadline").mkdir()
-    out = _run_runner(tmp_path / "deadline", deadline=3, sigterm=False)
+    # the deadline leaves a loaded machine time to start the child and set its handler (~0.1 s idle)
+    out = _run_runner(tmp_path / "deadline", deadline=10, sigterm=False)
     assert (tmp_path / "deadline/saved1").exists() and "rc=143" in out and "not started" in out, out
 
 

@@ -271,7 +271,7 @@ def test_a_job_too_big_stops_before_it_allocates():
     start = time.perf_counter()
     with pytest.raises(memory.TooBig, match=r"heads=\d+ T=\d+: needs about [\d,.]+ GB .* nothing was allocated"):
         train_jobs([Job(s, s["values"][0], max(s["dataset_sizes"]))], device="cpu", progress=False)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30    # before any tensor: the pack would take terabytes
     fine = grid.resolve(PARAMS["mlt_synthetic"], "quick")["scale_head_shared"]
     check_memory([Job(fine, fine["values"][-1], max(fine["dataset_sizes"]))])
 
