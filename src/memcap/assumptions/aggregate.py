@@ -8,6 +8,8 @@ TABLES names the tables -> their files in results/assumptions/tables/ (the rules
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from memcap.assumptions.grid import LM_STAND_IN, TEXT_TRACKS, VISION_TRACKS, VIT_STAND_IN
@@ -144,8 +146,20 @@ def markdown(title: str, checks: pd.DataFrame) -> str:
     reasons = (checks.loc[checks["status"] != "ok", ["model", "layer", "status", "reason"]]
                .drop_duplicates(["model", "reason"]))
     if len(reasons):
-        lines += ["", "Not run:"] + [f"- {r.model}: {r.status}, {r.reason}" for r in reasons.itertuples()]
+        lines += ["", "Not run:"] + [f"- {r.model}: {r.status}, {in_words(r.reason)}" for r in reasons.itertuples()]
     return "\n".join(lines) + "\n"
+
+
+def in_words(reason: str) -> str:
+    """A SKIPPED row's reason for a reader: a checkpoint absent from the local Hugging Face cache (the run
+    file keeps the library's own error) becomes what to do, since memcap never downloads at run time."""
+    missing = re.match(r"no offline weights for (\S+) in (.+?) \((?:OSError|ValueError)\b", reason or "")
+    if not missing:
+        return reason
+    repo, where = missing.groups()
+    return (f"no offline weights for {repo} in {where}; memcap never downloads at run time: on a machine with "
+            f"internet run `huggingface-cli download {repo}` and copy its Hugging Face cache here (or set the "
+            f"track's cache_dir in params.yaml)")
 
 
 def latex(title: str, checks: pd.DataFrame) -> str:

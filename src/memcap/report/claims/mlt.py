@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from memcap import stats
+from memcap.assumptions.aggregate import in_words
 from memcap.bounds import SATURATION_ACC, memorization_bound
 from memcap.report import shapes
 from memcap.report.claims.common import (FASTER_THAN_LINEAR, LINEAR, _at_least, _each, _exact, _replicates, _rows,
@@ -248,7 +249,7 @@ def mlt_table1(t):
     checks = _rows(t["assumption_checks"], "assumption checks")
     c = checks[(checks.check == "asm1") & (checks.status == "ok")].copy()
     if c.empty:
-        reasons = sorted(set(checks[checks.status != "ok"].reason.dropna()))[:2]
+        reasons = sorted(set(checks[checks.status != "ok"].reason.dropna().map(in_words)))[:2]
         raise Skip("no Asm 1 check ran: " + ("; ".join(reasons) or "no rows"))
     if (c.track == IMAGENET_TRACK).any():
         c = c[~c.track.isin(FALLBACK_VISION_TRACKS)]
@@ -256,7 +257,7 @@ def mlt_table1(t):
     else:
         absent = checks[(checks.track == IMAGENET_TRACK) & (checks.status != "ok")].reason.dropna()
         used = (f"ViT rows from the fallback {'/'.join(FALLBACK_VISION_TRACKS)} tracks: no {IMAGENET_TRACK} rows "
-                + (f"({absent.iloc[0][:200]})" if len(absent) else "ran"))
+                + (f"({in_words(absent.iloc[0])})" if len(absent) else "ran"))
     embedding = c.layer.isin(EMBEDDING)
     untested = c[~embedding & (c.track == "bert")]
     c = c[embedding | (c.track != "bert")]
@@ -277,7 +278,7 @@ def mlt_table1(t):
     stand_ins = checks[checks.model.str.contains("stand-in", regex=False) & (checks.check == "asm1")
                        & (checks.status == "SKIPPED") & ~checks.model.isin(c.model)]
     if len(stand_ins):
-        detail += "; SKIPPED: " + "; ".join(f"{m} ({g.reason.iloc[0]})" for m, g in stand_ins.groupby("model"))
+        detail += "; SKIPPED: " + "; ".join(f"{m} ({in_words(g.reason.iloc[0])})" for m, g in stand_ins.groupby("model"))
     return outcome((holds == expected).mean(), certain.sum() / n, (n - wrong.sum()) / n, Region(1, 1), detail)
 
 
