@@ -257,22 +257,26 @@ EXPERIMENT_WORDS = {"exp1": "Exp 1", "exp2": "Exp 2", "exp3": "Exp 3", "exp5_aot
 
 
 def fidelity_figure(t: pd.DataFrame, scale: str, paths) -> None:
-    """memcap's mean (train-batch window) against the authors' published mean, one point per grid point."""
-    fig, ax = plt.subplots(figsize=(5.2, 5))
+    """memcap's mean (train-batch window) minus the authors' published mean against theirs, one point per
+    grid point with its 90% interval, inside the ±MARGIN band that counts as the same result."""
+    from memcap.dpc.fidelity import MARGIN, UNDECIDED, DIFFERENT
+
+    fig, ax = plt.subplots(figsize=(5.2, 4.2))
     shown = t.dropna(subset=["ours_window"])
     palette = dict(zip(sorted(shown.experiment.unique()), sns.color_palette("tab20", shown.experiment.nunique())))
+    ax.axhspan(-MARGIN, MARGIN, color="#d4edda", lw=0, zorder=0, label=f"same result (±{MARGIN})")
+    ax.errorbar(shown.theirs, shown["diff"], yerr=[shown["diff"] - shown.ci_low, shown.ci_high - shown["diff"]],
+                fmt="none", ecolor="grey", lw=0.5, zorder=1)
     for exp, g in shown.groupby("experiment"):
-        for within, marker in ((True, "o"), (False, "x")):
-            h = g[g.within == within]
-            ax.scatter(h.theirs, h.ours_window, marker=marker, s=18, color=palette[exp],
-                       label=EXPERIMENT_WORDS.get(exp, exp) if within else None)
-    ax.errorbar(shown.theirs, shown.ours_window, yerr=shown.tolerance, fmt="none", ecolor="grey", lw=0.5, zorder=0)
-    lim = [0, 1.02]
-    ax.plot(lim, lim, "k--", lw=0.8, label="ours = theirs")
-    ax.scatter([], [], marker="x", c="k", label="outside its tolerance")
-    ax.set(xlim=lim, ylim=lim, xlabel="authors' CSV (mean of their repetitions)",
-           ylabel="memcap (mean of repetitions), bar = tolerance",
-           title=f"DPC: {int(t.within.sum())} of {len(t)} published means within tolerance" + scale_note(scale))
+        ax.scatter(g.theirs, g["diff"], s=14, color=palette[exp], zorder=2, label=EXPERIMENT_WORDS.get(exp, exp))
+    odd = shown[shown.verdict.isin([UNDECIDED, DIFFERENT])]
+    ax.scatter(odd.theirs, odd["diff"], s=40, facecolors="none", edgecolors="k", lw=0.8, zorder=3,
+               label="cannot judge or different")
+    ax.axhline(0, color="k", lw=0.6)
+    top = max(0.1, float(np.nanmax(np.abs(shown[["ci_low", "ci_high"]].to_numpy()))) * 1.05) if len(shown) else 0.1
+    ax.set(xlim=(0, 1.02), ylim=(-top, top), xlabel="authors' mean accuracy (their CSV)",
+           ylabel="memcap − authors (accuracy), 90% interval",
+           title=f"DPC: {int(t.within.sum())} of {len(t)} published means the same result" + scale_note(scale))
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
     save_figure(fig, paths, dpi=DPI)

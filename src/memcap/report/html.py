@@ -143,8 +143,9 @@ TABLE_INTROS = {
     "Table 1": "MLT Table 1: the fraction of random k-subsets of real embeddings that are full rank, per model and "
                "check (✓: the assumption holds at the paper's k).",
     "Table 3": "MLT Table 3: the same checks on text models (BERT, GPT-2 geometry) over Wikipedia sentences.",
-    "DPC fidelity (ours vs the authors)": "Our DPC means beside the authors' published ones, point by point, "
-                                          "with the stated tolerance.",
+    "DPC fidelity (ours vs the authors)": "Our DPC means beside the authors' published ones, point by point: "
+                                          "equivalent when the difference's 90% interval lies within ±0.05 "
+                                          "accuracy, and the points the repetitions cannot judge.",
     "Provenance": "Per family, the commits and package versions its results came from (clean, explained or "
                   "untraceable).",
     "How each result was made": "Per family, sweep and device, from the run files: seeds, jobs, job-hours "
