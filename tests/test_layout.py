@@ -202,7 +202,7 @@ def test_the_repository_speaks_to_its_users_not_of_how_it_was_built():
 
 
 def test_the_training_package_reads_in_a_sitting():
-    """Every function of memcap.training (the loop every family trains through) is under 80 lines."""
+    """Every function of memcap.training (the loop MLT, capacity and theory GD train through) is under 80 lines."""
     long = [f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
             for path in sorted((SRC / "training").glob("*.py"))
             for node in ast.walk(ast.parse(path.read_text()))

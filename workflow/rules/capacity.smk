@@ -1,5 +1,5 @@
-# Capacity by search: per architecture and seed the largest T memorized, found in rounds of probes that
-# the MLT family's model and trainer train (memcap.capacity). One row file per architecture; the probes
+# Capacity by search: per architecture T₅₀, fitted to every seed's probes, found in rounds of probes that
+# each setting's model trains (MLT's model and loop; a DPC preset's, memcap.capacity.associations). One row file per architecture; the probes
 # are files of their own below runs/probes/ (never a rule's output, so a rerun never deletes them); a
 # preset of your own keeps its probes below runs/<preset>/probes/ (memcap.capacity.store), out of DVC's view.
 from memcap.capacity import aggregate as capacity_aggregate

@@ -20,8 +20,8 @@ if f"{os.sep}.dvc{os.sep}tmp{os.sep}exps{os.sep}" in f"{os.getcwd()}{os.sep}":
 
 # Jobs run exactly the config this DAG was built from (params.yaml + --configfile + --config): it is
 # validated (defaults filled in), written once, named by its hash, and every job's `memcap` reads it from
-# MEMCAP_PARAMS (the default of its --params). No job reads params.yaml on its own; the shell commands
-# never change with the config. (`resolve` remembers a config that passed: memcap.params.resolve.)
+# MEMCAP_PARAMS (the default of its --params). No job reads params.yaml on its own; a shell command
+# changes with the config only through its resources (capacity's probes a round). (`resolve` remembers a config that passed: memcap.params.resolve.)
 try:
     RESOLVED_PARAMS = memcap_params.resolve(config, ".snakemake/memcap")
 except memcap_params.ParamsError as err:

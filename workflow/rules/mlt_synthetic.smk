@@ -1,5 +1,5 @@
 # MLT synthetic sweeps (Mahdavi et al. 2024): Figs 2a, 2b, 2c, 4, 5 and the raw data of Fig 3.
-# One training job per (sweep, value, T); all seeds of a grid point train together in that job.
+# One training job per (sweep, value, T, seed group): a grid point's seeds in jobs of seeds_per_job.
 # Paths come from the library's names (memcap.mlt_synthetic.grid, .aggregate, .figures).
 from memcap.mlt_synthetic import aggregate as mlt_aggregate
 from memcap.mlt_synthetic import figures as mlt_figures

@@ -1,4 +1,4 @@
-"""Train a round's probes as one pack: MLT's model and the training loop every family uses (memcap.training);
+"""Train a round's probes as one pack: MLT's model and its training loop (memcap.training);
 a DPC preset's probes go to memcap.capacity.associations (train_probes is the one interface rounds.py drives).
 
 A probe (H, d_h, seed, T, budget) is one MLT model (memcap.models.mlt_attention, its initialisation

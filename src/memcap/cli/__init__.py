@@ -49,7 +49,7 @@ def add_params_args(p: argparse.ArgumentParser) -> None:
 def add_settings_key_arg(p: argparse.ArgumentParser) -> None:
     """Training commands: the key in the output's name (memcap.keys), checked against the params read."""
     p.add_argument("--settings-key", help="the key in the output's name: the job refuses to run when its "
-                                          "params stand for other settings (Snakemake passes it)")
+                                          "params stand for other settings (optional: a check when a job is run by hand)")
 
 
 def load_params(args: argparse.Namespace) -> dict:

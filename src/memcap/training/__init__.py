@@ -1,4 +1,4 @@
-"""The one training loop: MLT-style attention models stacked and trained as one (MLT, capacity, theory GD).
+"""The one MLT training loop: attention models stacked and trained as one (MLT, capacity, theory GD; DPC has its own).
 
 config.py     TrainConfig (its settings from params.yaml) and RunResult; torch-free
 loop.py       train(): the step loop, evaluations and each model's best checkpoint

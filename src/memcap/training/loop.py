@@ -1,4 +1,5 @@
-"""The training loop every family's attention models run (MLT's protocol: the paper's App A and its code;
+"""The training loop of MLT, capacity's MLT probes and theory's gradient descent (DPC trains through its
+own, memcap.dpc.train) (MLT's protocol: the paper's App A and its code;
 docs/method.md, MLT training protocol).
 
 Faithful to the original protocol:
