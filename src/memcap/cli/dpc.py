@@ -163,7 +163,7 @@ def _fidelity(args) -> None:
     summary = results.read_parquet(args.summary)
     t = fidelity.table(summary, authors)
     results.write_parquet(t, args.out, results.provenance(
-        {"floor": fidelity.FLOOR, "level": fidelity.LEVEL}, scale=scale, inputs=[args.summary],
+        {"margin": fidelity.MARGIN, "level": fidelity.LEVEL}, scale=scale, inputs=[args.summary],
         reference=sorted(f.name for f in files)))
     results.write_text(fidelity.markdown(t, scale_tag(scale)), args.md)
     figures.fidelity_figure(t, scale, args.figures)
