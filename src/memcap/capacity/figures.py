@@ -64,12 +64,15 @@ def _law_line(ax, law: pd.Series | None, xs, color) -> None:
 
 
 def _log_axes(ax, xs, xlabel: str) -> None:
-    from matplotlib.ticker import FuncFormatter, NullLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="T₅₀ (dataset size memorized by half the models)")
     ticks = sorted({int(v) for v in xs})
     ax.set_xticks(ticks if len(ticks) <= 7 else ticks[::2], [str(t) for t in (ticks if len(ticks) <= 7 else ticks[::2])])
     ax.xaxis.set_minor_locator(NullLocator())
+    low, high = ax.get_ylim()
+    if high / low < 20:   # less than about a decade: 1-2-5 ticks, so every panel has numbers to read
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
@@ -89,6 +92,7 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
     get = lambda scale, name: (law_at.loc[(scale, name)] if law_at is not None and (scale, name) in law_at.index  # noqa: E731
                                else None)
     palette = sns.color_palette("tab10")
+    colours = []   # what each colour is: one legend for the figure, outside the panels
     for ax, setting in zip(axes, sets):
         g = plain[plain.setting == setting]
         for (scale, part), color in zip(g.groupby("scale", sort=False), palette):
@@ -100,24 +104,23 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
             if not which.startswith("neither"):
                 ax.plot(on_h.heads, on_h.bound, "--", color=color, lw=1)
             if setting.startswith(settings.DPC):
-                ax.plot([], [], "o", color=color, label=f"d = {p['input_dim']}")
+                colours.append(Line2D([], [], color=color, marker="o", ls="none",
+                                      label=f"DPC, embedding dim d = {p['input_dim']}"))
         ax.set_title(_words(setting), fontsize=9)
         _log_axes(ax, plain[plain.setting == setting].heads, "heads H")
-        if setting.startswith(settings.DPC):
-            ax.legend(fontsize=7, loc="upper left", title="embedding dim", title_fontsize=7)
     ax = axes[-1]
     for (setting, g), color in zip(plain[~plain.setting.str.startswith(settings.DPC)].groupby("setting"), palette[3:]):
         scale = g.scale.iloc[0]
         p = section[scale]
         on_dh = g[g.heads == p["heads"]]
         _estimates(ax, on_dh, "head_dim", color)
-        ax.plot([], [], "o", color=color, label=f"{_words(setting)}, H = {p['heads']}")
+        colours.append(Line2D([], [], color=color, marker="o", ls="none", label=f"{_words(setting)}, H = {p['heads']}"))
         ax.axvline(p["context_size"], color="grey", lw=0.8, ls="--")
-    if any(ax.get_legend_handles_labels()[0]):
-        ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.08), frameon=False)
-        _log_axes(ax, plain[~plain.setting.str.startswith(settings.DPC)].head_dim, "head size d_h (dashed: n)")
-    ax.set_title("against the head size", fontsize=9, pad=32)
-    handles = [Line2D([], [], color="k", marker="o", ls="none", label="T₅₀ with its 95% interval"),
+    mlt = plain[~plain.setting.str.startswith(settings.DPC)]
+    if len(mlt):
+        _log_axes(ax, mlt.head_dim, "head size d_h (dashed: n)")
+    ax.set_title("against the head size", fontsize=9)
+    handles = [*colours,Line2D([], [], color="k", marker="o", ls="none", label="T₅₀ with its 95% interval"),
                Line2D([], [], color="k", marker="o", mfc="white", ls="none", label="a lower bound (more steps memorize more)"),
                Line2D([], [], color="k", marker="o", ms=3, alpha=0.35, ls="none", label="one seed's threshold"),
                Line2D([], [], color="k", ls="--", label="the bound that applies (MLT Thm 1, DPC Cor 1)"),
