@@ -276,8 +276,8 @@ def partial_report(bad: dict[str, str], broken: list[str], url: str, where: str,
     """What was not restored, by stage, and the two ways to get it."""
     stages, corrupt = lock_stages(targets), remote_corrupt(targets, url)
     on_remote = {line.partition(": object ")[0] for line in corrupt}
-    files = "1 file" if len(bad) == 1 else f"{len(bad)} files"
-    lines = [f"memcap: restored everything else from the {where}, but {files} of dvc.lock have no verified "
+    files = "1 file of dvc.lock has" if len(bad) == 1 else f"{len(bad)} files of dvc.lock have"
+    lines = [f"memcap: restored everything else from the {where}, but {files} no verified "
              "object (missing there, or bytes that do not match their hash); they are left absent, never a "
              "wrong copy:"]
     lines += [f"  {owner(stages, f)[0]}: {f} ({'corrupted on the remote' if f in on_remote else what})"
