@@ -50,16 +50,12 @@ def memory_problems(family: dict, active: str) -> list[str]:
     """The largest job of each sweep of the active preset against the machine's memory
     (memcap.training.memory): a job that cannot fit is named before anything is submitted."""
     from memcap.mlt_synthetic import grid
-    from memcap.training import memory, sizes
+    from memcap.training import memory
 
     out = []
     for name, s in grid.resolve(family, active).items():
         T, seeds = max(s["dataset_sizes"]), grid.seed_groups(s)[0]
-        jobs = []
-        for value in s["values"]:
-            shp = {**s, **sizes.shape(s, value)}
-            models = [(seed, T, shp["heads"], shp.get("head_dim") or shp["input_dim"]) for seed in seeds]
-            jobs.append((value, memory.mlt_job_bytes(shp, models)))
+        jobs = [(value, memory.mlt_point_bytes(s, value, T, seeds)) for value in s["values"]]
         value, parts = max(jobs, key=lambda job: sum(job[1].values()))
         said = memory.problem(f"{FAMILY}.{active}.sweeps.{name} ({s['vary']}={value}, T={T})", parts)
         out += [said] if said else []

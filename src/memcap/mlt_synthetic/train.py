@@ -81,8 +81,7 @@ def check_memory(jobs: list[Job]) -> None:
     """Stop before anything is allocated when the pack's estimated memory is above the machine's."""
     parts: dict[str, int] = {}
     for job in jobs:
-        s = {**job.settings, **shape(job.settings, job.value)}
-        one = memory.mlt_job_bytes(s, [(seed, job.T, s["heads"], s.get("head_dim") or s["input_dim"]) for seed in job.seeds])
+        one = memory.mlt_point_bytes(job.settings, job.value, job.T, job.seeds)
         parts = {k: max(parts.get(k, 0), v) if k == "torch" else parts.get(k, 0) + v for k, v in one.items()}
     s = jobs[0].settings
     memory.check(f"{s['vary']}={jobs[0].value} T={jobs[0].T}" + (f" (+{len(jobs) - 1} jobs)" if len(jobs) > 1 else ""),

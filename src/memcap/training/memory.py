@@ -19,6 +19,7 @@ from memcap.errors import ParamsError
 from memcap.models.mlt_work import param_count
 from memcap.tasks import mlt_sizes
 from memcap.training.config import EVAL_BATCH, EVAL_BYTES
+from memcap.training.sizes import shape
 
 TORCH_BYTES = 400 * 2 ** 20   # the interpreter, torch and its allocator's slack
 ADAM_COPIES = 4               # weights, gradients, Adam's first and second moments
@@ -64,6 +65,12 @@ def mlt_job_bytes(s: dict, models: list[tuple[int, int, int, int]]) -> dict[str,
     # training steps every model's batch at once; an evaluation takes at most EVAL_BYTES a slice of models
     work = max(sum(batches), min(sum(chunks), max(EVAL_BYTES, *chunks)))
     return {"data": data, "models": sum(state), "activations": work, "torch": TORCH_BYTES}
+
+
+def mlt_point_bytes(s: dict, value: int, T: int, seeds: list[int]) -> dict[str, int]:
+    """The estimate of one MLT grid point's job: a sweep's settings at its value (memcap.training.sizes)."""
+    p = {**s, **shape(s, value)}
+    return mlt_job_bytes(p, [(seed, T, p["heads"], p.get("head_dim") or p["input_dim"]) for seed in seeds])
 
 
 def available_bytes() -> tuple[int, str]:
