@@ -158,6 +158,23 @@ def test_a_write_that_finds_the_disk_full_names_the_path_and_leaves_nothing(tmp_
     assert not isinstance(caught.value, results.DiskFull) and list(out.parent.iterdir()) == []
 
 
+def test_a_checkpoint_that_finds_the_disk_full_is_diskfull_not_a_torch_error(tmp_path, monkeypatch):
+    """torch.save into a full filesystem (/dev/full: the kernel's own ENOSPC) raises DiskFull naming the
+    checkpoint, with nothing left beside it; torch's own writer would say 'PytorchStreamWriter failed'."""
+    import torch
+
+    from memcap import checkpoint, results
+
+    out = tmp_path / "ckpt" / "job.pt"
+    monkeypatch.setattr(checkpoint, "open", lambda path, mode: open("/dev/full", mode), raising=False)
+    with pytest.raises(results.DiskFull, match=f"disk full at {out}: .* MB free"):
+        checkpoint.save(out, {"w": torch.zeros(100_000)}, {"seed": 0})
+    assert list(out.parent.iterdir()) == []
+    monkeypatch.undo()
+    checkpoint.save(out, {"w": torch.zeros(3)}, {"seed": 0})   # with space: written, and it loads
+    assert checkpoint.load(out, {"seed": 0})["w"].tolist() == [0, 0, 0]
+
+
 @pytest.mark.e2e
 def test_a_flipped_byte_in_a_remote_object_leaves_that_file_absent_and_restores_the_rest(restored, tmp_path):
     """4 bytes of one run file's object inverted on the remote, the family's results and figures deleted:

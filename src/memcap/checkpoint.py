@@ -61,8 +61,9 @@ def _restore(obj: Any) -> Any:
 
 
 def save(path: str | os.PathLike, state: dict[str, Any], config: dict[str, Any]) -> None:
-    with atomic_path(path) as tmp:
-        torch.save({"fingerprint": fingerprint(config), "state": _plain(state)}, tmp)
+    # through a Python file: a full disk then raises OSError ENOSPC (DiskFull), not torch's RuntimeError
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        torch.save({"fingerprint": fingerprint(config), "state": _plain(state)}, f)
 
 
 def load(path: str | os.PathLike | None, config: dict[str, Any]) -> dict[str, Any] | None:

@@ -54,8 +54,8 @@ def train_digits_vit(settings: dict, device: torch.device, progress: bool = True
 def save(model, metrics: dict, path: str) -> None:
     from memcap.results import atomic_path
 
-    with atomic_path(path) as tmp:
-        torch.save({"state_dict": model.state_dict(), "config": model.config.to_dict(), "metrics": metrics}, tmp)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:   # a full disk: DiskFull (memcap.checkpoint.save)
+        torch.save({"state_dict": model.state_dict(), "config": model.config.to_dict(), "metrics": metrics}, f)
 
 
 def load_encoder(path: str):
