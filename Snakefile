@@ -54,6 +54,10 @@ if workflow.is_main_process:
         for path in table.values() if path.endswith(".parquet"))])
     if unreadable:
         sys.exit("memcap: " + "\nmemcap: ".join(unreadable))
+    # A job that cannot finish within its runtime limit, said before it is submitted (not an error:
+    # a retry resumes from its checkpoint, and a local run has no limit).
+    for line in memcap_params.slow_jobs(config):
+        print(f"memcap: note: {line}", file=sys.stderr)
 
 
 rule all:

@@ -286,3 +286,40 @@ def test_a_capacity_round_too_big_stops_before_it_allocates():
     with pytest.raises(memory.TooBig, match=r"capacity H=1 d_h=4 \(2 probes, T up to 64\): needs about"):
         probes.train_probes([probes.Probe(1, 4, 0, 64), probes.Probe(1, 4, 1, 64)], p, torch.device("cpu"),
                             lambda probe, row: None, progress=False)
+
+
+# ---- time before a job is submitted (memcap.training.duration) -----------------------------------------
+
+def test_a_job_that_cannot_finish_within_its_runtime_is_named_before_it_is_submitted(tmp_path):
+    """The paper's MLT grid as a preset of your own gets quick's resources (1 thread, 30 min): its largest
+    jobs' arithmetic alone, at more than a CPU thread computes, is above 30 min, and `memcap params check`
+    names each such sweep, its floor and the limit (a note, not an error); the shipped presets fit."""
+    assert memcap_params.slow_jobs(PARAMS) == []
+    own = copy.deepcopy(PARAMS)
+    own["mlt_synthetic"]["mine"] = copy.deepcopy(own["mlt_synthetic"]["paper"])
+    own = memcap_params.validate(_active(own, "mlt_synthetic", "mine"))
+    said = memcap_params.slow_jobs(own)
+    assert said and all(re.search(r"^mlt_synthetic\.mine\.sweeps\.\w+ \(.*\): at least [\d.,]+ (h|min) of "
+                                  r"arithmetic .* above its runtime limit of 30\.0 min", line) for line in said)
+    assert any("scale_head " in line and "heads=60" in line for line in said)
+    path = tmp_path / "own.yaml"
+    path.write_text(yaml.safe_dump(own))
+    check = subprocess.run([sys.executable, "-m", "memcap", "params", "check", "--params", str(path)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0 and f"note: {said[0]}" in check.stdout, check.stdout + check.stderr
+    # the same preset with a runtime that holds its floor: nothing said
+    own["resources"]["quick"]["train"]["runtime"] = 100_000
+    assert memcap_params.slow_jobs(own) == []
+
+
+def test_the_time_floor_is_below_what_a_trainer_measured():
+    """The floor is below the published runs' measured wall time (H = 60 at T = 40,000 took ~2 h on one
+    thread, docs/speed.md): a floor above a measurement would stop jobs that finish."""
+    from memcap.mlt_synthetic import grid
+    from memcap.training import duration
+    from memcap.training.sizes import shape
+
+    s = grid.resolve(PARAMS["mlt_synthetic"], "published")["scale_head"]
+    p = {**s, **shape(s, 60)}
+    floor = duration.least_seconds(duration.mlt_model_flops(p, 60, 64, p["context_size"], 40_000), {"threads": 1})
+    assert 60 < floor < 2 * 3600

@@ -31,7 +31,7 @@ referencing = OnFirstUse("referencing")
 referencing_jsonschema = OnFirstUse("referencing.jsonschema")
 
 from memcap.errors import ParamsError  # noqa: F401  (re-exported: memcap.params.ParamsError)
-from memcap.scales import SCALES
+from memcap.scales import SCALES, scale_rank, shipped_scale
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAIN_SCHEMA = "params.schema.yaml"
@@ -46,6 +46,14 @@ def cross_field_checks() -> list[Callable[[dict], list[str]]]:
     (e.g. head_dim <= input_dim), torch-free. Found by name, so that the params stay below the families
     they configure; a family without its checks module fails here, never validates unchecked."""
     return [importlib.import_module(f"memcap.{family}.checks").problems for family in FAMILIES]
+
+
+def slow_jobs(params: dict[str, Any]) -> list[str]:
+    """Each training family's `memcap.<family>.checks.slow_jobs`: jobs of the active presets that cannot
+    finish within their runtime limit (memcap.training.duration); said before anything is submitted,
+    not an error (a retry resumes from the job's checkpoint, and a local run has no limit)."""
+    return [line for family in FAMILIES
+            for line in getattr(importlib.import_module(f"memcap.{family}.checks"), "slow_jobs", lambda p: [])(params)]
 
 
 def schema_dir() -> Path:
@@ -291,6 +299,17 @@ def scales(params: dict[str, Any]) -> dict[str, str]:
     if isinstance(scale, str):
         return {family: scale for family in FAMILIES}
     return {family: scale.get(family, scale.get("default")) for family in FAMILIES}
+
+
+def job_sizes(params: dict[str, Any], kind: str, family: str | None = None) -> dict[str, Any]:
+    """A job class's sizes ('train' or 'light': threads, mem_mb, runtime, gpu, ...) at the family's scale:
+    params.yaml `resources`, the family's own `families` entries over the class's; family None (the
+    report): the largest scale any family runs at. A shipped variant (paper_<what>) gets its scale's, a
+    preset of your own quick's, unless `resources` names it."""
+    by_family = scales(params)
+    scale = by_family[family] if family else max(by_family.values(), key=scale_rank)
+    by_scale = params["resources"].get(scale, params["resources"][shipped_scale(scale) or "quick"])
+    return {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
 
 
 def scale_of(params: dict[str, Any], family: str) -> str:

@@ -4,7 +4,6 @@ import sys
 
 from memcap import params as memcap_params
 from memcap.keys import KEY_PATTERN
-from memcap.scales import scale_rank, shipped_scale
 from memcap.quick_exit import skip_final_collection
 
 # Every Snakemake start (yours, DVC's, and two in each SLURM job) ends ~0.3 CPU-s sooner (memcap.quick_exit).
@@ -35,14 +34,7 @@ os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), *os.get
 
 
 def _sizes(kind, family):
-    """A job class's sizes ('train' or 'light') at the family's scale (params.yaml `resources`, the
-    family's own `families` entries over the class's); family None (the report): the largest scale any
-    family runs at. A shipped variant (paper_<what>) gets its scale's, a preset of your own quick's,
-    unless `resources` names it."""
-    scales = memcap_params.scales(config)
-    scale = scales[family] if family else max(scales.values(), key=scale_rank)
-    by_scale = config["resources"].get(scale, config["resources"][shipped_scale(scale) or "quick"])
-    return {**by_scale[kind], **by_scale.get("families", {}).get(family, {}).get(kind, {})}
+    return memcap_params.job_sizes(config, kind, family)
 
 
 # How jobs are packed (MLT) and how many probes a round trains (capacity): not what a job asks of the cluster.

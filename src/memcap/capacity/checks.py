@@ -56,3 +56,27 @@ def memory_problems(section: dict, active: str) -> list[str]:
                                   memory.mlt_job_bytes(s, [(seed, p["pool"], H, dh) for seed in seeds]))
             out += [said] if said else []
     return out
+
+
+def slow_jobs(params: dict) -> list[str]:
+    """The active preset's search jobs (one a member preset) whose first round alone (every architecture's
+    min_seeds probes at its start size, memcap.training.duration) is above the runtime limit."""
+    from memcap import params as memcap_params
+    from memcap.capacity import grid, search
+    from memcap.training import duration
+
+    section, active = params[FAMILY], memcap_params.scale_of(params, FAMILY)
+    sizes = memcap_params.job_sizes(params, "train", FAMILY)
+    out = []
+    for name in section[active].get(COMPOSITE, [active]):
+        p = section[name]
+        if p.get("family") == "dpc":
+            continue   # a few thousand parameters a model: minutes
+        s = {**p, **p["training"]}
+        archs = dict.fromkeys([(H, p["head_dim"]) for H in p["heads_grid"]] + [(p["heads"], dh) for dh in p["head_dim_grid"]])
+        flops = sum(search.min_seeds(p) * duration.mlt_model_flops(s, H, dh, p["context_size"], grid.start_size(p, H, dh))
+                    for H, dh in archs)
+        said = duration.problem(f"{FAMILY}.{name} (its first round: {len(archs)} architectures x "
+                                f"{search.min_seeds(p)} probes)", flops, sizes, "params.yaml resources, train runtime")
+        out += [said] if said else []
+    return out

@@ -26,3 +26,5 @@ def _check(args) -> None:
 
         write_text("params.yaml passed `memcap params check` (schema and cross-field checks)\n", args.stamp)
     print(f"params OK (scale={memcap_params.scale_label(params)}, device={params['device']})")
+    for line in memcap_params.slow_jobs(params):
+        print(f"note: {line}")

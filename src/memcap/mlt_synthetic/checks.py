@@ -60,3 +60,28 @@ def memory_problems(family: dict, active: str) -> list[str]:
         said = memory.problem(f"{FAMILY}.{active}.sweeps.{name} ({s['vary']}={value}, T={T})", parts)
         out += [said] if said else []
     return out
+
+
+def slow_jobs(params: dict) -> list[str]:
+    """The active preset's jobs whose least possible time (memcap.training.duration: their arithmetic
+    at more than the hardware computes) is above their resources' runtime limit, one line a sweep."""
+    from memcap import params as memcap_params
+    from memcap.mlt_synthetic import grid
+    from memcap.training import duration
+    from memcap.training.sizes import shape
+
+    active = memcap_params.scale_of(params, FAMILY)
+    sweeps = grid.resolve(params[FAMILY], active)
+    sizes = memcap_params.job_sizes(params, "train", FAMILY)
+    out = []
+    for name, s in sweeps.items():
+        def flops(job):
+            _, value, T, seeds = job
+            p = {**s, **shape(s, value)}
+            return len(seeds) * duration.mlt_model_flops(p, p["heads"], p["head_dim"] or p["input_dim"],
+                                                         p["context_size"], T)
+        job = max((j for j in grid.jobs({name: s})), key=flops)
+        said = duration.problem(f"{FAMILY}.{active}.sweeps.{name} ({s['vary']}={job[1]}, T={job[2]}, "
+                                f"{len(job[3])} seed(s))", flops(job), sizes, "params.yaml resources, train runtime")
+        out += [said] if said else []
+    return out

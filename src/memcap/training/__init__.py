@@ -13,4 +13,5 @@ schedule.py   step count and the warm-up + cosine learning rate (torch's Sequent
 pack.py       many jobs of one sweep stacked and padded as one model and one dataset
 sizes.py      a job's shape and the host memory of a pack's data (torch-free, for Snakemake)
 memory.py     a job's peak memory estimated before it allocates, checked against the machine's (torch-free)
+duration.py   a job's least possible time (its arithmetic at more than the hardware computes) against its runtime
 """
