@@ -252,3 +252,28 @@ def test_a_pack_of_models_with_different_values_per_head_equals_each_alone():
     out = packed(data.queries, data.contexts)
     for m, alone in enumerate(models):
         torch.testing.assert_close(out[m], alone(data.queries[m:m + 1], data.contexts[m:m + 1])[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_forward_changed_without_its_hand_gradient_stops_training_before_a_step(monkeypatch):
+    """The shared-context trainer steps on a hand-written gradient: a run first checks it against autograd's
+    gradient of the model's own forward. Changed forward (a temperature in the scores), unchanged
+    gradient: StaleGradient names the model and the parameters, nothing trains; unchanged: it trains."""
+    from memcap.models import mlt_attention
+    from memcap.models.mlt_shared_grad import StaleGradient
+    from memcap.training.config import TrainConfig
+    from memcap.training.loop import train
+
+    cfg = TrainConfig(lr=1e-2, batch_size=8, epochs=1, min_steps=3, eval_every=3, early_stop=False)
+
+    def run():
+        data = _data("shared", M=2, T=16)
+        model = MLTAttention([0, 1], input_dim=8, heads=2, context_size=5, head_dim=4, out_dim=7)
+        return train(model, data, [0, 1], cfg, True, progress=False)
+
+    results, _ = run()
+    assert [r.steps_run for r in results] == [3, 3]
+    masked = mlt_attention.MLTAttention.masked
+    monkeypatch.setattr(mlt_attention.MLTAttention, "masked", lambda self, s: masked(self, 2 * s))
+    with pytest.raises(StaleGradient, match=r"MLTAttention: the hand-written shared-context gradient .* "
+                                            r"not autograd's .*w_q \(largest difference"):
+        run()

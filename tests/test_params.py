@@ -294,7 +294,7 @@ def test_a_job_that_cannot_finish_within_its_runtime_is_named_before_it_is_submi
     """The paper's MLT grid as a preset of your own gets quick's resources (1 thread, 30 min): its largest
     jobs' arithmetic alone, at more than a CPU thread computes, is above 30 min, and `memcap params check`
     names each such sweep, its floor and the limit (a note, not an error); the shipped presets fit."""
-    assert memcap_params.slow_jobs(PARAMS) == []
+    assert memcap_params.slow_jobs(memcap_params.validate(copy.deepcopy(PARAMS))) == []
     own = copy.deepcopy(PARAMS)
     own["mlt_synthetic"]["mine"] = copy.deepcopy(own["mlt_synthetic"]["paper"])
     own = memcap_params.validate(_active(own, "mlt_synthetic", "mine"))
@@ -323,3 +323,58 @@ def test_the_time_floor_is_below_what_a_trainer_measured():
     p = {**s, **shape(s, 60)}
     floor = duration.least_seconds(duration.mlt_model_flops(p, 60, 64, p["context_size"], 40_000), {"threads": 1})
     assert 60 < floor < 2 * 3600
+
+
+# ---- variant presets (`from:`) -----------------------------------------------------------------------
+
+def test_a_variant_preset_is_its_base_with_the_keys_it_gives():
+    """`from: paper_dpc` plus three keys resolves to paper_dpc with those three changed; a nested mapping
+    (training) is merged key by key; a variant of a variant resolves in order; no `from` is left."""
+    c = memcap_params.validate(copy.deepcopy(PARAMS))["capacity"]
+    assert PARAMS["capacity"]["paper_dpc_d4"]["from"] == "paper_dpc"
+    assert {k: v for k, v in c["paper_dpc_d4"].items() if c["paper_dpc"][k] != v} == {
+        "input_dim": 4, "head_dim": 4, "head_dim_grid": [4]}
+    assert c["paper_lr_triple"]["training"] == {**c["paper"]["training"], "lr": 3.0e-3}
+    assert c["paper_lr_triple"]["heads_grid"] == [5] and c["paper_lr_triple"]["variant"] == "lr x 3"
+    assert not any("from" in p for p in c.values())
+
+
+@pytest.mark.parametrize("base, said", [("paper_dcp", "not a preset of the section"),
+                                        ("paper_dpc_d4", "a circular chain")])
+def test_a_variant_of_an_unknown_or_circular_preset_is_named(base, said):
+    p = copy.deepcopy(PARAMS)
+    p["capacity"]["paper_dpc"] = {**p["capacity"]["paper_dpc"], "from": base}
+    with pytest.raises(memcap_params.ParamsError, match=rf"capacity\.paper_dpc\.from: got {base!r} \({said}\); "
+                                                        r"allowed: one of \["):
+        memcap_params.validate(p)
+
+
+@pytest.mark.parametrize("edit", [None, ("paper_dpc", "threshold", 0.9)])
+def test_the_published_capacity_presets_resolve_to_the_published_rows_and_probes(edit):
+    """Every architecture of every member of the published composite names a row file and probe folders
+    (memcap.capacity.grid: keys of its resolved settings) that the published capacity runs hold: written
+    as variants, the presets stand for the same settings, so no row is rerun and no probe retrained.
+    An edit of a base preset reaches its variants: their rows are then not the published ones."""
+    import json
+
+    from memcap.capacity import grid, settings
+
+    lock = yaml.safe_load((REPO / "dvc.lock").read_text())["stages"]["capacity"]["outs"]
+    md5 = next(o["md5"] for o in lock if o["path"] == "results/capacity/runs")
+    listing = REPO / "published" / "dvc-remote" / "files" / "md5" / md5[:2] / md5[2:]
+    files = {f["relpath"] for f in json.loads(listing.read_text())}
+    folders = {f.rsplit("/", 1)[0] for f in files if f.startswith("probes/")}
+    p = copy.deepcopy(PARAMS)
+    if edit:
+        p["capacity"][edit[0]][edit[1]] = edit[2]
+    section = memcap_params.validate(p)["capacity"]
+    missing = []
+    for member in settings.members(section, memcap_params.scale_of(p, "capacity")):
+        for H, dh in grid.architectures(section[member]):
+            missing += [f for f in [grid.run_name(member, section[member], H, dh)] if f not in files]
+            missing += [f for f in (grid.probe_folder(v, H, dh) for v in grid.lr_variants(section[member]))
+                        if f not in folders]
+    if edit is None:
+        assert not missing, missing
+    else:   # the base's rows and its variants' (d = 4, 12, tuned), not their probes (a threshold is the search's)
+        assert {f.split("/")[0] for f in missing} == {"paper_dpc", "paper_dpc_d4", "paper_dpc_d12", "paper_dpc_tuned"}

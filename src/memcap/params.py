@@ -165,9 +165,56 @@ def _full_match(validator_class):
     return jsonschema.validators.extend(validator_class, {"pattern": pattern})
 
 
+INHERITS = ("capacity",)   # families whose presets may be variants: `from: <preset>` and the keys that differ
+
+
+def _merged(base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """base with given's keys over it; a mapping in both (e.g. `training`) is merged key by key."""
+    out = copy.deepcopy(base)
+    for k, v in given.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else copy.deepcopy(v)
+    return out
+
+
+def inherit(params: dict[str, Any]) -> list[str]:
+    """Replace (in place) every variant preset of INHERITS (`from: <preset>` plus the keys that differ,
+    big_vision's configs' way) with the full preset it stands for, so the schema, the checks, Snakemake,
+    the jobs and every key of a result see whole presets, and a variant's results are the same files as
+    the same preset written out. A variant of a variant is resolved in order. Returns the problems
+    (an unknown or circular `from`)."""
+    problems = []
+    for family in INHERITS:
+        section = params.get(family)
+        if not isinstance(section, dict):
+            continue
+        done: dict[str, Any] = {}
+
+        def full(name: str, chain: tuple[str, ...]) -> Any:
+            p = section[name]
+            if name in done or not isinstance(p, dict) or "from" not in p:
+                return done.get(name, p)
+            base = p["from"]
+            if base in chain + (name,) or base not in section or not isinstance(section[base], dict):
+                bases = sorted(n for n, q in section.items() if isinstance(q, dict) and n != name)
+                why = "a circular chain" if base in chain + (name,) else "not a preset of the section"
+                raise ParamsError(f"{family}.{name}.from: got {base!r} ({why}); allowed: one of {bases}")
+            done[name] = _merged(full(base, chain + (name,)), {k: v for k, v in p.items() if k != "from"})
+            return done[name]
+
+        for name in list(section):
+            try:
+                section[name] = full(name, ())
+            except ParamsError as err:
+                problems.append(str(err))
+    return problems
+
+
 def validate(params: dict[str, Any]) -> dict[str, Any]:
     """Fill in schema defaults (in place) and raise ParamsError listing every schema violation and
-    every cross-field problem."""
+    every cross-field problem. Variant presets (`from:`) are resolved first (inherit)."""
+    inherited = inherit(params)
+    if inherited:
+        raise ParamsError("invalid params:\n  " + "\n  ".join(inherited))
     schema, registry = _load_registry()
     validator = _with_defaults(_strict(jsonschema.Draft202012Validator))(schema, registry=registry)
     for _ in validator.iter_errors(params):   # a first pass fills in defaults, so `required` sees them

@@ -95,3 +95,43 @@ def shared_context_grads(model: MLTAttention, queries: torch.Tensor, context: to
     m.w_v.grad = torch.bmm(g_values, e)
     m.emb_w.grad = g_emb_w_query.baddbmm_(context.transpose(1, 2), g_e)
     m.emb_b.grad = g_emb_b_query + g_e.sum(1)
+
+
+class StaleGradient(RuntimeError):
+    """The hand-written gradient is not the gradient of the model's own forward: training stops before it starts."""
+
+
+def check_against_autograd(model: MLTAttention, queries: torch.Tensor, context: torch.Tensor,
+                           labels: torch.Tensor, classification: bool, rtol: float = 1e-3) -> None:
+    """Stop with StaleGradient unless shared_context_grads equals autograd's gradient of the model's own
+    forward on this batch (every parameter, to rtol of its largest entry): a change to MLTAttention's
+    forward without the same change here would otherwise train, silently, on another model's gradient.
+    Run once at the start of a training run on a few rows (memcap.training.loop); the grads are cleared."""
+    from memcap.training.losses import example_loss
+
+    params = dict(model.named_parameters())
+    for p in params.values():
+        p.grad = None
+    shared_context_grads(model, queries, context, labels, classification)
+    hand = {k: None if p.grad is None else p.grad.clone() for k, p in params.items()}
+    for p in params.values():
+        p.grad = None
+    with torch.enable_grad():
+        example_loss(model(queries, context), labels, classification).mean(1).sum().backward()
+    wrong = []
+    for k, p in params.items():
+        auto, mine = p.grad, hand[k]
+        if auto is None and mine is None:
+            continue
+        if auto is None or mine is None or mine.shape != auto.shape:
+            wrong.append(f"{k} (set by {'autograd only' if mine is None else 'the hand-written gradient only'})")
+            continue
+        gap, size = (mine - auto).abs().max().item(), auto.abs().max().item()
+        if not gap <= rtol * max(size, 1e-12):
+            wrong.append(f"{k} (largest difference {gap:.3g}, largest entry {size:.3g})")
+        p.grad = None
+    if wrong:
+        raise StaleGradient(
+            f"{type(model).__name__}: the hand-written shared-context gradient (memcap/models/mlt_shared_grad.py) "
+            f"is not autograd's gradient of the model's forward: {'; '.join(wrong)}. A change to the model's "
+            f"forward needs the same change in shared_context_grads; nothing was trained")

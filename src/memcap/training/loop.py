@@ -35,7 +35,7 @@ from memcap.training.config import RunResult, TrainConfig
 from memcap.training.evaluate import evaluate
 from memcap.training.members import Best, Members, stack_rows
 from memcap.training.schedule import mlt_num_steps, warmup_cosine
-from memcap.training.step import step_kernels, train_step
+from memcap.training.step import check_step_gradient, step_kernels, train_step
 
 
 def train(model: MLTAttention, data: MLTData, seeds: list[int], cfg: TrainConfig, classification: bool,
@@ -90,6 +90,8 @@ class _Run:
         self.first_params = {k: v.detach()[:1].clone() for k, v in model.named_parameters()}   # a shape for skipped rows
         if len(members.active) < len(seeds):
             self._cut(members.active)
+        if members.active:
+            check_step_gradient(self.model, self.data, classification)
         self.batches = BatchStream([seeds[m] for m in members.active], list(self.data.sizes), cfg.batch_size, device)
         self.opt = StackedAdam(list(model.parameters()), cfg.lr, members.active_totals, warmup_cosine)
         self.best, self.step = Best.start(model), 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from memcap.models.mlt_attention import MLTAttention
-from memcap.models.mlt_shared_grad import shared_context_grads
+from memcap.models.mlt_shared_grad import check_against_autograd, shared_context_grads
 from memcap.stacked_adam import StackedAdam
 from memcap.tasks.mlt_data import MLTData
 from memcap.training.batches import BatchStream
@@ -34,3 +34,12 @@ def step_kernels(model: MLTAttention, data: MLTData, idx: torch.Tensor, valid, r
         opt.zero_grad()
         (loss.sum(1) / (y.shape[1] if rows is None else rows.view(-1))).sum().backward()   # Σ_m mean loss_m
     opt.update()
+
+
+def check_step_gradient(model: MLTAttention, data: MLTData, classification: bool, rows: int = 4) -> None:
+    """A shared-context stack trains on the hand-written gradient: before its first step, check it against
+    autograd's on each model's first rows (StaleGradient, naming the parameters, when they differ)."""
+    if data.shared:
+        k = min(rows, *data.sizes)
+        idx = torch.arange(k, device=data.query_rows.device).expand(len(data.sizes), k)
+        check_against_autograd(model, *data.batch(idx), classification)
