@@ -41,6 +41,7 @@ from peak import sgemm_gflops   # benchmarks/peak.py
 from memcap import params as memcap_params
 from memcap.capacity import grid, search, settings, transition
 from memcap.capacity.store import ProbeStore
+from memcap.capacity.subjects import dpc as dpc_subject
 from memcap.training.schedule import mlt_num_steps
 
 SPREAD = 0.1    # the oracle's seeds: log T_s logistic with this scale (T₁₀/T₉₀ = 81^0.1 = 1.55)
@@ -68,7 +69,7 @@ def measure_dpc(p: dict, H: int, dh: int, seconds: float) -> dict:
     step = {}
     for M in PACKS:
         model = AoT(list(range(M)), vocab=p["vocab"], dim=p["input_dim"], head_dim=dh, heads=H,
-                    per_head_proj=grid.per_head_proj(p, dh))
+                    per_head_proj=dpc_subject.per_head_proj(p, dh))
         cfg = associations.config(p, 1, -1)
         opt = StackedAdam([q for q in model.parameters() if q.requires_grad], 1.0, [10 ** 9] * M,
                           lambda holder, _: per_epoch_lr(holder, cfg))   # as memcap.dpc.train.train

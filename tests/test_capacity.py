@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from memcap import params as memcap_params
-from memcap.capacity import aggregate, grid, probes, rounds, search, summary, words
+from memcap.capacity import aggregate, grid, probes, rounds, search, subjects, summary, words
 from memcap.capacity import transition
 from memcap.capacity.store import ProbeStore
 from memcap.tasks.mlt_data import make_data
@@ -134,8 +134,8 @@ def test_a_seeds_datasets_are_nested_and_start_as_make_data_draws_them():
 def train_alone_and_packed(p, group):
     rows_alone, rows_pack = {}, {}
     for pr in group:
-        probes.train_probes([pr], p, torch.device("cpu"), lambda q, r: rows_alone.__setitem__(q, r), progress=False)
-    probes.train_probes(group, p, torch.device("cpu"), lambda q, r: rows_pack.__setitem__(q, r), progress=False)
+        subjects.of(p).train_probes([pr], p, torch.device("cpu"), lambda q, r: rows_alone.__setitem__(q, r), progress=False)
+    subjects.of(p).train_probes(group, p, torch.device("cpu"), lambda q, r: rows_pack.__setitem__(q, r), progress=False)
     return rows_alone, rows_pack
 
 
@@ -145,7 +145,7 @@ def test_cuda_graphs_are_refused_off_a_gpu_and_for_dpc_probes():
         probes.train_probes([probes.Probe(1, 2, 0, 20)], tiny_preset(), torch.device("cpu"), lambda q, r: None,
                             progress=False, cuda_graphs=True)
     with pytest.raises(ValueError, match="DPC preset steps eagerly"):
-        probes.train_probes([probes.Probe(1, 2, 0, 20)], dpc_preset(), torch.device("cpu"), lambda q, r: None,
+        subjects.of(dpc_preset()).train_probes([probes.Probe(1, 2, 0, 20)], dpc_preset(), torch.device("cpu"), lambda q, r: None,
                             progress=False, cuda_graphs=True)
 
 

@@ -259,7 +259,7 @@ def test_a_forward_changed_without_its_hand_gradient_stops_training_before_a_ste
     gradient of the model's own forward. Changed forward (a temperature in the scores), unchanged
     gradient: StaleGradient names the model and the parameters, nothing trains; unchanged: it trains."""
     from memcap.models import mlt_attention
-    from memcap.models.mlt_shared_grad import StaleGradient
+    from memcap.training.step import StaleGradient
     from memcap.training.config import TrainConfig
     from memcap.training.loop import train
 

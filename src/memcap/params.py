@@ -72,6 +72,10 @@ def _load_registry(strict: bool = False):
     resources, folder = {}, schema_dir()
     for path in sorted(folder.glob("*.schema.yaml")):
         contents = yaml.load(path.read_text(), Loader=FAST_LOADER)
+        family = path.name.removesuffix(".schema.yaml")
+        if family in FAMILIES:   # a family's schema parts written in code (capacity: each subject's keys)
+            contents.setdefault("$defs", {}).update(
+                getattr(importlib.import_module(f"memcap.{family}.checks"), "schema_defs", dict)())
         if strict and path.name != MAIN_SCHEMA:
             contents.pop("$schema", None)
         resources[path.name] = referencing_jsonschema.DRAFT202012.create_resource(contents)
@@ -136,6 +140,10 @@ def _describe(error) -> str:
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
         return f"{key}: unknown key(s) {extra}; allowed keys are {allowed}"
+    if error.validator == "unevaluatedProperties":   # a search preset: the search's keys and its subject's
+        extra = sorted(re.findall(r"'([^']*)'", error.message.split("(", 1)[-1]))
+        return (f"{key}: unknown key(s) {extra}; allowed keys are the search's and its subject's "
+                f"(workflow/schemas/capacity.schema.yaml, memcap.capacity.subjects)")
     if error.validator == "required":
         return f"{key}: {error.message}"
     allowed = {
@@ -229,6 +237,9 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
                    and not any(e.absolute_path == f.absolute_path for f in errors))
                or (e.validator == "pattern" and not any(
                    e.absolute_path == f.absolute_path and e.instance == f.instance for f in errors))]
+    # a preset whose subject's keys failed has them unevaluated too: its own errors say what is wrong
+    errors = [e for e in errors if e.validator != "unevaluatedProperties" or not any(
+        f is not e and list(f.absolute_path)[:len(e.absolute_path)] == list(e.absolute_path) for f in errors)]
     problems = [_describe(e) for e in sorted(errors, key=lambda e: list(e.absolute_path))]
     if not any(list(e.absolute_path)[:1] == ["scale"] for e in errors):   # else the schema's message says it
         problems += _scale_problems(params.get("scale", SCALES[0]), params)

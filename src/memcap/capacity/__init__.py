@@ -1,6 +1,7 @@
 """Capacity by search: per architecture, T₅₀, the dataset size at which half the trained models memorize
 (MLT's layer with C classes or a scalar output; DPC's transformer on random associations).
 
+subjects/     the models measured, one module each (MLT's layer, DPC's transformer): the one interface
 grid.py       params preset -> the architectures, what a probe trains, where probes and rows live (torch-free)
 settings.py   what a preset measures: its model family and output, its bound, a composite's presets (torch-free)
 search.py     each seed's bracket [T_pass, T_fail), the next probes, when seeds join and a search ends (torch-free)

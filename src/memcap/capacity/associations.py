@@ -22,7 +22,6 @@ import numpy as np
 import torch
 
 from memcap import checkpoint as ckpt
-from memcap.capacity import grid
 from memcap.dpc import train as dpc_train
 from memcap.models.aot import AoT
 from memcap.tasks.lookup import LookupTask
@@ -79,11 +78,12 @@ def exact(model: AoT, p: dict, probes: list) -> list[dict]:
              "memorized_bits": float(bits[m, :pr.T].double().sum())} for m, pr in enumerate(probes)]
 
 
-def train_probes(probes: list, p: dict, device: torch.device, on_probe: Callable[[object, dict], None],
-                 skip: set = frozenset(), checkpoint_path: str | None = None, checkpoint_every_s: float = 300.0,
+def train_probes(probes: list, p: dict, build: Callable[[list[int], int, int], AoT], device: torch.device,
+                 on_probe: Callable[[object, dict], None], skip: set = frozenset(), checkpoint_path: str | None = None, checkpoint_every_s: float = 300.0,
                  progress: bool = True, desc: str = "capacity") -> None:
     """memcap.capacity.probes.train_probes for DPC presets: one pack an architecture (every probe of a
-    pack runs the same steps, so all finish together); probes in `skip` are done already."""
+    pack runs the same steps, so all finish together); probes in `skip` are done already. build(seeds, H, d_h):
+    the pack's model (memcap.capacity.subjects.dpc)."""
     budgets = {pr.budget for pr in probes}
     if len(budgets) != 1:
         raise ValueError(f"a pack of probes trains one budget, not {sorted(budgets)}")
@@ -92,8 +92,7 @@ def train_probes(probes: list, p: dict, device: torch.device, on_probe: Callable
     for arch in dict.fromkeys((pr.heads, pr.head_dim) for pr in todo):
         group = [pr for pr in todo if (pr.heads, pr.head_dim) == arch]
         seeds = [pr.seed for pr in group]
-        model = AoT(seeds, vocab=p["vocab"], dim=p["input_dim"], head_dim=arch[1], heads=arch[0],
-                    per_head_proj=grid.per_head_proj(p, arch[1])).to(device)
+        model = build(seeds, *arch).to(device)
         tables = torch.stack([pool(p, pr.seed)[1] for pr in group])
         task = LookupTask(tables, torch.stack([sample(p, pr.seed, pr.T) for pr in group])).to(device)
         ck = f"{checkpoint_path}.H{arch[0]}_dh{arch[1]}" if checkpoint_path else None

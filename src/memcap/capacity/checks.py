@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from memcap.capacity import subjects   # torch-free to import
+
 FAMILY = "capacity"
-COMPOSITE = "settings"   # memcap.capacity.settings.COMPOSITE (this module stays import-free)
+from memcap.capacity.settings import COMPOSITE   # {settings: [names]}: a composite preset
 
 
 def problems(params: dict) -> list[str]:
@@ -15,12 +17,9 @@ def problems(params: dict) -> list[str]:
             out += [f"{key}.settings: {m!r} is not a search preset of {FAMILY}; allowed: {sorted(n for n, q in section.items() if COMPOSITE not in q)}"
                     for m in p[COMPOSITE] if m not in section or COMPOSITE in section[m]]
             continue
-        if p.get("family") == "dpc" and p["pool"] > p["vocab"] ** 2:
-            out.append(f"{key}.pool: {p['pool']} above the {p['vocab'] ** 2} pairs of N = {p['vocab']}; allowed: pool <= N²")
+        out += subjects.of(p).problems(p, key)
         if p["t_min"] > p["pool"]:
             out.append(f"{key}.t_min: {p['t_min']} above pool {p['pool']}; allowed: t_min <= pool")
-        if max([p["head_dim"], *p["head_dim_grid"]]) > p["input_dim"]:
-            out.append(f"{key}.head_dim_grid: a head_dim above input_dim {p['input_dim']}; allowed: head_dim <= input_dim")
         archs = [[H, p["head_dim"]] for H in p["heads_grid"]] + [[p["heads"], dh] for dh in p["head_dim_grid"]]
         out += [f"{key}.budget_not_run: {list(a)} is not an architecture of the preset; allowed: its (H, d_h) grid"
                 for group in p.get("budget_not_run", {}).values() for a in group if list(a) not in archs]
@@ -38,24 +37,33 @@ PACK = 12   # the most probes a round packs (memcap.capacity.rounds): the estima
 
 
 def memory_problems(section: dict, active: str) -> list[str]:
-    """Each MLT architecture of the active preset (or its members) as a round's largest pack, every probe at
-    the pool's size, against the machine's memory (memcap.training.memory); DPC's models are a few
-    thousand parameters."""
+    """Each architecture of the active preset (or its members) as a round's largest pack, every probe at
+    the pool's size, against the machine's memory (its subject's estimate; None: a small model)."""
     from memcap.training import memory
 
     out = []
     for name in section[active].get(COMPOSITE, [active]):
         p = section[name]
-        if p.get("family") == "dpc":
-            continue
-        s = {**p, "batch_size": p["training"]["batch_size"]}
         archs = [(H, p["head_dim"]) for H in p["heads_grid"]] + [(p["heads"], dh) for dh in p["head_dim_grid"]]
         for H, dh in dict.fromkeys(archs):
             seeds = p["seeds"][:PACK]
-            said = memory.problem(f"{FAMILY}.{name} (H={H}, d_h={dh}, {len(seeds)} probes at T={p['pool']})",
-                                  memory.mlt_job_bytes(s, [(seed, p["pool"], H, dh) for seed in seeds]))
+            parts = subjects.of(p).memory(p, [(seed, p["pool"], H, dh) for seed in seeds])
+            said = parts and memory.problem(f"{FAMILY}.{name} (H={H}, d_h={dh}, {len(seeds)} probes at T={p['pool']})", parts)
             out += [said] if said else []
     return out
+
+
+def schema_defs() -> dict:
+    """The capacity schema's subject part (memcap.params merges it into workflow/schemas/capacity.schema.yaml's
+    $defs): `subject` picks each registered subject's SCHEMA by the preset's `family` (left out: mlt)."""
+    found = subjects.registered()
+    defs = {f"subject_{name}": {"type": "object", **s.SCHEMA} for name, s in found.items()}
+    picks = [{"if": {"properties": {"family": {"const": name}}, "required": ["family"]} if name != subjects.DEFAULT
+              else {"anyOf": [{"not": {"required": ["family"]}}, {"properties": {"family": {"const": name}}}]},
+              "then": {"$ref": f"#/$defs/subject_{name}"}} for name in found]
+    defs["subject"] = {"properties": {"family": {"description": "the model measured (memcap.capacity.subjects)",
+                                                 "enum": sorted(found)}}, "allOf": picks}
+    return defs
 
 
 def slow_jobs(params: dict) -> list[str]:
@@ -70,8 +78,8 @@ def slow_jobs(params: dict) -> list[str]:
     out = []
     for name in section[active].get(COMPOSITE, [active]):
         p = section[name]
-        if p.get("family") == "dpc":
-            continue   # a few thousand parameters a model: minutes
+        if subjects.of(p).NAME != subjects.DEFAULT:
+            continue   # the floor counts MLT's arithmetic (memcap.training.duration)
         s = {**p, **p["training"]}
         archs = dict.fromkeys([(H, p["head_dim"]) for H in p["heads_grid"]] + [(p["heads"], dh) for dh in p["head_dim_grid"]])
         flops = sum(search.min_seeds(p) * duration.mlt_model_flops(s, H, dh, p["context_size"], grid.start_size(p, H, dh))

@@ -12,26 +12,14 @@ from __future__ import annotations
 
 import math
 
-from memcap.capacity import search, settings
+from memcap.capacity import search, subjects
 from memcap.keys import settings_key
-from memcap.models.aot_count import param_count as aot_params
-from memcap.training.schedule import mlt_num_steps
-from memcap.models.mlt_work import param_count
 
 FAMILY = "capacity"
-# The MLT trainer's settings that a probe takes from the `training` block of the preset.
-TRAINING_KEYS = ("lr", "batch_size", "epochs", "min_steps", "eval_every", "early_stop")
-# What a probe's numbers depend on beside H, d_h and the trainer (pool: the size of each seed's pool).
-DATA_KEYS = ("input_dim", "context_size", "num_classes", "context", "pool")
-# DPC association probes (memcap.capacity.associations): the DPC trainer's settings, and the data's.
-DPC_TRAINING_KEYS = ("batch_size", "batches", "epochs", "lr", "lr_low")
-DPC_DATA_KEYS = ("vocab", "input_dim", "pool")
-DPC_CONTEXT = 2   # S: a context is a pair of tokens (t_1, t_2)
 # The search's own knobs: they decide which probes are trained and how a row reads them.
 SEARCH_KEYS = ("seeds", "threshold", "start_bits", "grow", "t_min", "rel_tol", "max_probes", "budget_factor")
-# Keys a preset may leave out (their default is the paper's setting): a probe's or row's key names them
-# only when given, so presets without them keep their probes and rows.
-OPTIONAL_DATA_KEYS = {"value_dim": 1}                       # d_v: values a head (MLT)
+# Keys a preset may leave out (their default is the paper's setting): a row's key names them only when
+# given, so presets without them keep their rows.
 OPTIONAL_SEARCH_KEYS = {"budgets": [1], "budget_not_run": {}, "tuned_lr": []}   # the budget curve; the tuned lr
 PROBE_PRESET = "probe"   # the name probe keys hash with: one for all presets, so they share probes
 
@@ -42,19 +30,9 @@ def architectures(p: dict) -> list[tuple[int, int]]:
     return list(dict.fromkeys(points))
 
 
-def per_head_proj(p: dict, head_dim: int) -> bool:
-    """DPC rows with d_h < d use the paper's per-head d -> d_h -> d maps (Corollary 1's model, rank up to
-    H·d_h); the original code's one shared pair would cap the attention's rank at d_h whatever H is."""
-    return bool(p.get("per_head_proj", True)) and head_dim < p["input_dim"]
-
-
 def probe_settings(p: dict, heads: int, head_dim: int) -> dict:
-    """Everything a probe's numbers depend on but its seed, T and budget."""
-    if settings.family(p) == settings.DPC:
-        return {"family": settings.DPC, "heads": heads, "head_dim": head_dim, **{k: p[k] for k in DPC_DATA_KEYS},
-                "per_head_proj": per_head_proj(p, head_dim), **{k: p["training"][k] for k in DPC_TRAINING_KEYS}}
-    return {"heads": heads, "head_dim": head_dim, **{k: p[k] for k in DATA_KEYS}, **_given(p, OPTIONAL_DATA_KEYS),
-            **{k: p["training"][k] for k in TRAINING_KEYS}}
+    """Everything a probe's numbers depend on but its seed, T and budget (its subject's)."""
+    return subjects.of(p).probe_settings(p, heads, head_dim)
 
 
 def _given(p: dict, optional: dict) -> dict:
@@ -79,19 +57,9 @@ def lr_variants(p: dict) -> list[dict]:
     those of any preset with its lr (DPC: its lr_low scaled alike), so they are shared with the lr checks."""
     if not p.get("tuned_lr"):
         return [p]
-    t = p["training"]
-    out = []
-    for lr in p["tuned_lr"]:
-        training = {**t, "lr": lr}
-        if settings.family(p) == settings.DPC:
-            training["lr_low"] = float(f"{t['lr_low'] * lr / t['lr']:.6g}")
-        out.append({**{k: v for k, v in p.items() if k != "tuned_lr"}, "training": training})
-    return out
-
-
-def value_dim(p: dict) -> int:
-    """d_v, values a head of MLT's layer (the paper's: 1)."""
-    return int(p.get("value_dim", 1))
+    subject = subjects.of(p)
+    return [{**{k: v for k, v in p.items() if k != "tuned_lr"}, "training": subject.with_lr(p["training"], lr)}
+            for lr in p["tuned_lr"]]
 
 
 def budgets(p: dict) -> list[int]:
@@ -114,16 +82,14 @@ def curve_budgets(p: dict, heads: int, head_dim: int) -> list[int]:
 
 
 def steps(p: dict, T: int, budget: int) -> int:
-    """Training steps of a probe: budget x the paper's S (MLT), or budget x epochs x batches (DPC)."""
-    t = p["training"]
-    if settings.family(p) == settings.DPC:
-        return budget * t["epochs"] * t["batches"]
-    return mlt_num_steps(T, budget * t["min_steps"], budget * t["epochs"], t["batch_size"])
+    """Training steps of a probe at this budget (its subject's)."""
+    return subjects.of(p).steps(p, T, budget)
 
 
 def exposures(p: dict, T: float, budget: int) -> float:
-    """Passes over each of T examples at this budget: steps x batch / T (Allen-Zhu & Li's exposures)."""
-    return steps(p, round(T), budget) * p["training"]["batch_size"] / T
+    """Passes over each of T examples at this budget: steps x batch / T (Allen-Zhu & Li's exposures); a
+    subject without a batch_size steps on all T at once."""
+    return steps(p, round(T), budget) * p["training"].get("batch_size", T) / T
 
 
 def arch_name(heads: int, head_dim: int) -> str:
@@ -144,11 +110,9 @@ def parse_run_name(path: str) -> tuple[int, int]:
 
 
 def probe_folder(p: dict, heads: int, head_dim: int) -> str:
-    """The architecture's probes below runs/: probes/H<H>_dh<d_h>-<probe key>/ (shared by presets)."""
-    arch = arch_name(heads, head_dim) + (f"_dv{value_dim(p)}" if value_dim(p) != 1 else "")
-    if settings.family(p) == settings.DPC:
-        arch = f"dpc_N{p['vocab']}_d{p['input_dim']}_{arch}"
-    return f"probes/{arch}-{settings_key(PROBE_PRESET, probe_settings(p, heads, head_dim))}"
+    """The architecture's probes below runs/: probes/<its subject's name for it>-<probe key>/ (shared by presets)."""
+    name = subjects.of(p).folder_name(p, heads, head_dim)
+    return f"probes/{name}-{settings_key(PROBE_PRESET, probe_settings(p, heads, head_dim))}"
 
 
 def probe_file(seed: int, T: int, budget: int) -> str:
@@ -158,19 +122,17 @@ def probe_file(seed: int, T: int, budget: int) -> str:
 
 def params_of(p: dict, heads: int, head_dim: int) -> int:
     """Parameters of one model of the architecture (the paper's P; DPC: what its model allocates)."""
-    if settings.family(p) == settings.DPC:
-        return aot_params(p["vocab"], p["input_dim"], head_dim, heads, per_head_proj=per_head_proj(p, head_dim))
-    return param_count(p["input_dim"], heads, head_dim, p["num_classes"], value_dim(p))
+    return subjects.of(p).params_of(p, heads, head_dim)
 
 
 def classes(p: dict) -> int:
     """Labels an example can take: C (MLT), or the vocabulary N (a DPC association's target)."""
-    return p["vocab"] if settings.family(p) == settings.DPC else p["num_classes"]
+    return subjects.of(p).classes(p)
 
 
 def context_size(p: dict) -> int:
     """n: context tokens an example's query attends to (DPC: the pair)."""
-    return DPC_CONTEXT if settings.family(p) == settings.DPC else p["context_size"]
+    return subjects.of(p).context_size(p)
 
 
 def start_size(p: dict, heads: int, head_dim: int) -> int:

@@ -1,5 +1,5 @@
-"""Train a round's probes as one pack: MLT's model and its training loop (memcap.training);
-a DPC preset's probes go to memcap.capacity.associations (train_probes is the one interface rounds.py drives).
+"""Train a round's probes of MLT's layer (memcap.capacity.subjects.mlt) as one pack: MLT's model and its
+training loop (memcap.training).
 
 A probe (H, d_h, seed, T, budget) is one MLT model (memcap.models.mlt_attention, its initialisation
 from the seed) trained by memcap.training.loop on the first T examples of its seed's pool: the
@@ -21,7 +21,7 @@ from typing import Callable
 
 import torch
 
-from memcap.capacity import grid, settings
+from memcap.capacity import grid
 from memcap.models.mlt_attention import MLTAttention
 from memcap.tasks.mlt_data import MLTData, make_data
 from memcap.training import memory
@@ -81,13 +81,6 @@ def train_probes(probes: list[Probe], p: dict, device: torch.device, on_probe: C
     done (row: RunResult's fields, its device and the pack's size). Probes in `skip` are done already
     (a resumed round): they keep their place, so the round's checkpoint still fits. cuda_graphs: each
     step replayed from CUDA graphs (memcap.training.graphed), the rows' device then "cuda+graphs"."""
-    if settings.family(p) == settings.DPC:   # DPC's model and loop (memcap.capacity.associations)
-        if cuda_graphs:
-            raise ValueError("capacity: CUDA graphs replay the MLT step; a DPC preset steps eagerly")
-        from memcap.capacity import associations
-
-        return associations.train_probes(probes, p, device, on_probe, skip, checkpoint_path, checkpoint_every_s,
-                                         progress, desc)
     budgets = {pr.budget for pr in probes}
     if len(budgets) != 1:
         raise ValueError(f"a pack of probes trains one budget, not {sorted(budgets)}")

@@ -20,7 +20,8 @@ from pathlib import Path
 from memcap import checkpoint as ckpt
 from memcap import results
 from memcap.capacity import grid
-from memcap.capacity.probes import Probe, train_probes
+from memcap.capacity import subjects
+from memcap.capacity.probes import Probe
 from memcap.capacity.search import next_round
 from memcap.capacity.store import ProbeStore, store
 
@@ -119,3 +120,8 @@ def _train(group: list[Probe], q: dict, stores: dict, device, path: str, rounds:
     train_probes(group, q, device, write, skip=done, checkpoint_path=path, checkpoint_every_s=checkpoint_every_s,
                  progress=progress, desc=f"capacity round {rounds} x{budget} ({len(group)} probes)", cuda_graphs=cuda_graphs)
     ckpt.remove(path)
+
+
+def train_probes(probes: list[Probe], p: dict, device, on_probe, **kwargs) -> None:
+    """A pack of probes trained by the preset's subject (memcap.capacity.subjects)."""
+    subjects.of(p).train_probes(probes, p, device, on_probe, **kwargs)

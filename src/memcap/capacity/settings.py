@@ -20,16 +20,24 @@ COMPOSITE = "settings"   # a preset {settings: [names]}: those presets' rows in 
 
 
 def family(p: dict) -> str:
+    """The subject a preset measures (memcap.capacity.subjects)."""
     return p.get("family", MLT)
 
 
+def columns(p: dict) -> dict:
+    """The setting columns its rows carry (its subject's): model, readout, d_out, variant, and `bound`,
+    the bound that speaks for them in words."""
+    from memcap.capacity import subjects
+
+    subject = subjects.of(p)
+    return {k: v for k, v in subject.setting(p).items() if k != "label"} | {"bound": subject.bound(p)}
+
+
 def label(p: dict) -> str:
-    """The setting's name as every row, legend and scorecard detail shows it."""
-    variant = f" [{p['variant']}]" if p.get("variant") else ""            # e.g. an lr check, the tuned lr
-    if family(p) == DPC:
-        return f"dpc/associations N={p['vocab']}{variant}"
-    dv = f" d_v={p['value_dim']}" if p.get("value_dim", 1) != 1 else ""   # values a head, where not the paper's 1
-    return ("mlt/scalar" if p["num_classes"] == 2 else f"mlt/classification C={p['num_classes']}") + dv + variant
+    """The setting's name as every row, legend and scorecard detail shows it (its subject's)."""
+    from memcap.capacity import subjects
+
+    return subjects.of(p).setting(p)["label"]
 
 
 def base(setting: str) -> str:

@@ -51,7 +51,7 @@ def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, pr
     known = [m for m in middles if not math.isnan(m)]
     return {
         "family": grid.FAMILY, "scale": scale, "setting": settings.label(p), "heads": heads, "head_dim": head_dim,
-        "context_size": grid.context_size(p), "input_dim": p["input_dim"], "num_classes": grid.classes(p),
+        "context_size": grid.context_size(p), "input_dim": p.get("input_dim"), "num_classes": grid.classes(p),
         "context": p.get("context", "pairs"), "threshold": p["threshold"],
         "seeds": len(st.seeds), "seeds_max": len(p["seeds"]), "search_end": st.verdict, "width_goal": search.width(p),
         **fit_columns(st),
@@ -68,7 +68,7 @@ def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, pr
         "param_count": grid.params_of(p, heads, head_dim),
         "train_seconds": pack_seconds(probes),
         "device": ", ".join(sorted(set(probes.device.astype(str)))) if len(probes) else "",
-        "value_dim": grid.value_dim(p),
+        "value_dim": int(p.get("value_dim", 1)),
         **budget_curve(p, heads, head_dim, c),
     }
 

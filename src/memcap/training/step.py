@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from memcap.models.mlt_attention import MLTAttention
-from memcap.models.mlt_shared_grad import check_against_autograd, shared_context_grads
+from memcap.models.mlt_shared_grad import shared_context_grads
 from memcap.stacked_adam import StackedAdam
 from memcap.tasks.mlt_data import MLTData
 from memcap.training.batches import BatchStream
@@ -43,3 +43,41 @@ def check_step_gradient(model: MLTAttention, data: MLTData, classification: bool
         k = min(rows, *data.sizes)
         idx = torch.arange(k, device=data.query_rows.device).expand(len(data.sizes), k)
         check_against_autograd(model, *data.batch(idx), classification)
+
+
+class StaleGradient(RuntimeError):
+    """The hand-written gradient is not the gradient of the model's own forward: training stops before it starts."""
+
+
+def check_against_autograd(model: MLTAttention, queries: torch.Tensor, context: torch.Tensor,
+                           labels: torch.Tensor, classification: bool, rtol: float = 1e-3) -> None:
+    """Stop with StaleGradient unless shared_context_grads equals autograd's gradient of the model's own
+    forward on this batch (every parameter, to rtol of its largest entry): a change to MLTAttention's
+    forward without the same change here would otherwise train, silently, on another model's gradient.
+    Run once at the start of a training run on a few rows (memcap.training.loop); the grads are cleared."""
+    params = dict(model.named_parameters())
+    for p in params.values():
+        p.grad = None
+    shared_context_grads(model, queries, context, labels, classification)
+    hand = {k: None if p.grad is None else p.grad.clone() for k, p in params.items()}
+    for p in params.values():
+        p.grad = None
+    with torch.enable_grad():
+        example_loss(model(queries, context), labels, classification).mean(1).sum().backward()
+    wrong = []
+    for k, p in params.items():
+        auto, mine = p.grad, hand[k]
+        if auto is None and mine is None:
+            continue
+        if auto is None or mine is None or mine.shape != auto.shape:
+            wrong.append(f"{k} (set by {'autograd only' if mine is None else 'the hand-written gradient only'})")
+            continue
+        gap, size = (mine - auto).abs().max().item(), auto.abs().max().item()
+        if not gap <= rtol * max(size, 1e-12):
+            wrong.append(f"{k} (largest difference {gap:.3g}, largest entry {size:.3g})")
+        p.grad = None
+    if wrong:
+        raise StaleGradient(
+            f"{type(model).__name__}: the hand-written shared-context gradient (memcap/models/mlt_shared_grad.py) "
+            f"is not autograd's gradient of the model's forward: {'; '.join(wrong)}. A change to the model's "
+            f"forward needs the same change in shared_context_grads; nothing was trained")
