@@ -19,6 +19,8 @@ and the checks need of a model; nothing outside its module branches on which mod
 
 mlt.py        MLT's attention layer on MLT's synthetic task (C-way labels, or a scalar readout)
 dpc.py        DPC's attention-only transformer on random associations
+torch_block.py  torch.nn.MultiheadAttention (+ an MLP) on MLT's task, packed with torch.func: any nn.Module's pattern
+check.py      check_subject: the battery every subject passes
 
 check.py runs one battery on any subject (scikit-learn's check_estimator): its parameter count is its
 module's, a pack's probes train exactly as each alone, seeds are deterministic, a hand-written gradient
