@@ -112,7 +112,7 @@ def test_the_budget_rule_flags_a_miss_that_passes_at_twice_the_steps(passes_at_2
     assert len(check) == 1 and check[0][2] == 0 and check[0][4] == 2               # seed 0: the first failure
     r = summary.row(p, 2, 4, oracle_rows(p, rounds_, passes), "quick", 1)
     assert r["budget_limited"] is limited and r["budget_check_T"] == min(r["seed_high"])
-    cap = aggregate.table(pd.DataFrame([r]), oracle_rows(p, rounds_, passes))
+    cap = aggregate.table(pd.DataFrame([r]), oracle_rows(p, rounds_, passes), {"quick": p})
     assert cap.lower_bound.tolist() == [limited]                               # the laws read it as a lower bound
 
 
@@ -413,7 +413,8 @@ def test_each_row_names_its_setting_and_the_bound_that_applies():
         rounds_ = search.simulate(p, {(2, 8): 60}, passes)
         rows.append(summary.row(p, 2, 8, oracle_rows(p, rounds_, passes), name, 1))
     cap = aggregate.table(pd.DataFrame(rows), pd.DataFrame(
-        {"scale": ["paper_scalar", "paper_dpc"], "heads": 2, "head_dim": 8, "seed": 0, "budget": 1, "memorized_bits": 1.0}))
+        {"scale": ["paper_scalar", "paper_dpc"], "heads": 2, "head_dim": 8, "seed": 0, "budget": 1, "memorized_bits": 1.0}), sec)
+    assert list(cap.model) == ["dpc", "mlt"] and list(cap.readout) == ["associations", "scalar"] and cap.bounded.all()
     assert list(cap.setting) == ["dpc/associations N=50", "mlt/scalar"]
     assert list(cap.bound) == [2 * 8 + 8, 2 * (8 - 1) + 1]                  # DPC's count; MLT's bound
     shown = words.shown(cap)
@@ -573,7 +574,8 @@ def readout_cap(law, heads=(2, 5, 10), dvs=(1, 4), noise=0.03, budgets=(1,)):
     for h in heads:
         for v in dvs:
             Ts = [law(h, v) * 1.2 ** math.log2(b) * (1 + noise * rng.standard_normal()) for b in budgets]
-            rows.append({"setting": "mlt/classification C=100" + (f" d_v={v}" if v > 1 else ""), "heads": h,
+            rows.append({"setting": "mlt/classification C=100" + (f" d_v={v}" if v > 1 else ""), "model": "mlt",
+                         "readout": "classification", "variant": None, "heads": h,
                          "head_dim": 64, "value_dim": v, "budgets": list(budgets), "capacity_budget": Ts,
                          "capacity_budget_low": [T / 1.05 for T in Ts], "capacity_budget_high": [T * 1.05 for T in Ts],
                          "budget_limited": False, "rise_verdict": ["converged"] * (len(budgets) - 1)})
@@ -665,7 +667,7 @@ def test_sentences_name_a_dpc_architecture_with_its_d():
     """DPC's rows of one setting span d = 4, 8, 12: H=4 d_h=4 alone would name two rows."""
     from types import SimpleNamespace as Row
 
-    dpc = [Row(setting="dpc/associations N=50", input_dim=d, heads=4, head_dim=4, value_dim=1) for d in (4, 8)]
+    dpc = [Row(setting="dpc/associations N=50", model="dpc", input_dim=d, heads=4, head_dim=4, value_dim=1) for d in (4, 8)]
     assert [words._arch(r) for r in dpc] == ["d=4 H=4 d_h=4", "d=8 H=4 d_h=4"]
-    mlt = Row(setting="mlt/classification C=100 d_v=4", input_dim=64, heads=2, head_dim=64, value_dim=4)
+    mlt = Row(setting="mlt/classification C=100 d_v=4", model="mlt", input_dim=64, heads=2, head_dim=64, value_dim=4)
     assert words._arch(mlt) == "H=2 d_h=64 d_v=4"

@@ -12,7 +12,8 @@ from test_import_graph import import_graph   # the graph memcap's imports draw (
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "memcap"
-FAMILY_PACKAGES = ("mlt_synthetic", "theory", "dpc", "assumptions", "capacity")
+sys.path.insert(0, str(ROOT / "src"))
+from memcap.params import FAMILIES as FAMILY_PACKAGES   # noqa: E402  (the one list of the families)
 
 
 def test_validating_params_imports_no_torch_pandas_or_trainer():
@@ -208,3 +209,25 @@ def test_the_training_package_reads_in_a_sitting():
             for node in ast.walk(ast.parse(path.read_text()))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 >= 80]
     assert long == []
+
+
+def test_every_list_of_the_families_is_memcaps_one_list():
+    """memcap.params.FAMILIES is the list; every other place that names the families names the same ones:
+    the schema's sections and `scale` keys, the Snakefile's rule files, dvc.yaml's stages, the command
+    line, the packages, .dvcignore's run folders (the families with runs/), the figure folders."""
+    import yaml
+
+    families = set(FAMILY_PACKAGES)
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "params.schema.yaml").read_text())
+    assert set(schema["required"]) - {"scale", "device", "resources"} == families
+    assert set(schema["properties"]["scale"]["anyOf"][1]["propertyNames"]["enum"]) - {"default"} == families
+    assert set(schema["$defs"]["resource_classes"]["properties"]["families"]["properties"]) == families
+    included = set(re.findall(r'include: "workflow/rules/(\w+)\.smk"', (ROOT / "Snakefile").read_text()))
+    assert included - {"common", "report"} == families
+    stages = set(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
+    assert stages - {"params", "report"} == families
+    from memcap import cli
+    assert families <= set(cli.FAMILIES)
+    assert {p.name for p in SRC.iterdir() if (p / "checks.py").is_file()} == families
+    ignored = set(re.findall(r"^/results/(\w+)/runs/\*$", (ROOT / ".dvcignore").read_text(), re.M))
+    assert ignored <= families

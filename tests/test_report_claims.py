@@ -177,10 +177,18 @@ def exact(name, column, values, **cols):
 SCALAR, DPC_SET, CLASSES = "mlt/scalar", "dpc/associations N=50", "mlt/classification C=100"
 
 
+def setting_columns(setting: str) -> dict:
+    """The setting columns memcap.capacity.settings.columns gives these labels' presets."""
+    base = setting.split(" d_v=")[0]
+    model = "dpc" if setting.startswith("dpc/") else "mlt"
+    readout = "associations" if model == "dpc" else "scalar" if base == SCALAR else "classification"
+    return {"setting": setting, "model": model, "readout": readout, "variant": None, "setting_base": base}
+
+
 def capacity(low, high, bound=5, limited=None, setting=SCALAR):
     """Per architecture T₅₀'s 95% interval [low, high]; `limited`: more steps memorize more (a lower bound)."""
     n = len(low)
-    return {"capacity": pd.DataFrame({"setting": setting, "input_dim": 8, "capacity": [(lo + h) / 2 for lo, h in zip(low, high)],
+    return {"capacity": pd.DataFrame({**setting_columns(setting), "input_dim": 8, "capacity": [(lo + h) / 2 for lo, h in zip(low, high)],
                                       "capacity_ci_low": low, "capacity_ci_high": high, "no_fit": "",
                                       "search_end": "reached the width", "seed_low": [[lo, lo + 1] for lo in low],
                                       "seed_high": [[h - 1, h] for h in high],
@@ -191,7 +199,7 @@ def capacity(low, high, bound=5, limited=None, setting=SCALAR):
 def capacity_law(name, point, low, high, setting=SCALAR):
     return {**capacity([6], [7], setting=setting), "capacity_laws": pd.DataFrame({
         "law": [name], "statistic": [point], "ci_low": [low], "ci_high": [high], "points": [7], "censored": [0],
-        "rows": ["H=1, ..."], "excluded": [""], "meaning": [name], "setting": setting})}
+        "rows": ["H=1, ..."], "excluded": [""], "meaning": [name], **setting_columns(setting)})}
 
 
 CHANCE = 1 / 30

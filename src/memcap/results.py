@@ -185,6 +185,9 @@ def write_json(obj: Any, path: str | os.PathLike) -> Path:
     return write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)
 
 
+FIGURE_FORMATS = ("png", "pdf")   # every family's figures: PNG for the report, PDF for a paper
+
+
 def save_figure(fig, paths: list[str | os.PathLike] | str | os.PathLike, dpi: int = 150) -> list[Path]:
     """Save one matplotlib figure to every path (format from the suffix: .png, .pdf), atomically and
     without a timestamp, so a rerun gives the same bytes; then close it. The one figure writer."""

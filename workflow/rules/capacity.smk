@@ -1,5 +1,5 @@
 # Capacity by search: per architecture T₅₀, fitted to every seed's probes, found in rounds of probes that
-# each setting's model trains (MLT's model and loop; a DPC preset's, memcap.capacity.associations). One row file per architecture; the probes
+# each preset's subject trains (memcap.capacity.subjects: MLT's layer, DPC's transformer, a torch block). One row file per architecture; the probes
 # are files of their own below runs/probes/ (never a rule's output, so a rerun never deletes them); a
 # preset of your own keeps its probes below runs/<preset>/probes/ (memcap.capacity.store), out of DVC's view.
 from memcap.capacity import aggregate as capacity_aggregate
@@ -16,7 +16,7 @@ CAP_RUNS_OF = {m: [f"{CAP}/runs/{capacity_grid.run_name(m, config[capacity_grid.
                    for h, dh in capacity_grid.architectures(config[capacity_grid.FAMILY][m])] for m in CAP_MEMBERS}
 CAP_RUNS = [r for runs in CAP_RUNS_OF.values() for r in runs]
 CAP_TABLE = {name: f"{CAP}/tables/{file}" for name, file in capacity_aggregate.TABLES.items()}
-CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIGURES for ext in ("png", "pdf")]
+CAP_FIGURES = [f"figures/capacity/{name}.{ext}" for name in capacity_figures.FIGURES for ext in results.FIGURE_FORMATS]
 # A GPU preset (pack_models > 1): one job searches every architecture whose row is missing, a round one
 # pack; else one job an architecture. probes_per_round: k probes a seed a round (1, unless resources say
 # otherwise: bisection, the fewest core-hours on a CPU; 0: as many as fill a round's pack, memcap.capacity.search).

@@ -14,12 +14,13 @@ import pandas as pd
 
 from memcap.assumptions.grid import VIT_STAND_IN
 from memcap.plotting import plt, sns
+from memcap.results import FIGURE_FORMATS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FIGURES = ("fig1",)
-FORMATS = ("png", "pdf")
+FORMATS = FIGURE_FORMATS   # memcap.results: one list for every family
 # MLT Fig 1 itself (the notebook: Random Attention on 1973 ImageNet training images, 5000 subsets per
 # k): the satisfied fraction leaves 1 at k ≈ 240-250, read off the published figure. Drawn as a band on
 # the ImageNet panel, beside our curve.

@@ -23,7 +23,7 @@ TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "capacit
 # Column order of tables/capacity.parquet: the search's row (memcap.capacity.summary), then the bounds,
 # bits a parameter at T₅₀ (T₅₀·log2 C / params, with its interval), Morris et al.'s threshold-free
 # measure, and what the laws take of the row.
-COLUMNS = ["family", "scale", "setting", "heads", "head_dim", "context_size", "input_dim", "num_classes", "context",
+COLUMNS = ["family", "scale", "setting", *settings.SETTING_COLUMNS, "heads", "head_dim", "context_size", "input_dim", "num_classes", "context",
            "value_dim", "threshold", "seeds", "seeds_max", "search_end", "width_goal",
            "capacity", "capacity_ci_low", "capacity_ci_high", "t90", "width", "width_high", "sharp", "no_fit",
            "seed_ids", "seed_low", "seed_high", "seed_status", "seed_capacity", "seed_range_low", "seed_range_high",
@@ -56,17 +56,16 @@ def probes(runs: list[str], section: dict) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True).sort_values(["scale", "heads", "head_dim", "seed", "budget", "dataset_size"])
 
 
-def setting_of(cap: pd.DataFrame) -> pd.Series:
-    return cap.setting
+def with_setting(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
+    """The rows with their preset's setting columns (memcap.capacity.settings.columns, by `scale`)."""
+    cols = pd.DataFrame([settings.columns(section[s]) for s in cap.scale], index=cap.index,
+                        columns=list(settings.SETTING_COLUMNS))
+    return pd.concat([cap.drop(columns=[c for c in settings.SETTING_COLUMNS if c in cap]), cols], axis=1)
 
 
-def is_dpc(cap: pd.DataFrame) -> pd.Series:
-    return setting_of(cap).str.startswith(settings.DPC + "/")
-
-
-def is_plain(setting: str) -> bool:
-    """A setting's own rows, not a d_v or lr variant's (memcap.capacity.settings.base)."""
-    return settings.base(setting) == setting
+def is_plain(cap: pd.DataFrame) -> pd.Series:
+    """A setting's own rows: no lr or tuned variant, the paper's one value a head."""
+    return cap.variant.isna() & cap.setting.eq(cap.setting_base)
 
 
 def morris_columns(cap: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | None,
@@ -89,7 +88,7 @@ def morris_columns(cap: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | 
 def readout_too_narrow(r) -> str:
     """Why a row is left out of the laws: MLT's readout sees H·d_v numbers, fewer than the log2 C bits
     of one label (a rank-1 readout of 100 classes); '' where it is not."""
-    if r.setting.startswith(settings.DPC + "/"):
+    if r.model == settings.DPC:   # DPC's readout sees d numbers, not H·d_v
         return ""
     dims, bits = r.heads * r.value_dim, math.log2(r.num_classes)
     return f"H·d_v = {dims} < log2 C = {bits:.1f}: the readout is narrower than a label" if dims < bits else ""
@@ -109,15 +108,14 @@ def law_columns(r) -> dict:
             "law_excluded": excluded or f"no T₅₀ ({r.no_fit or r.search_end})"}
 
 
-def table(rows: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | None = None,
-          mlt_runs: pd.DataFrame | None = None) -> pd.DataFrame:
+def table(rows: pd.DataFrame, probe_rows: pd.DataFrame, section: dict, mlt_runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """The rows by setting, then (H, d_h), with both bounds, the bound that applies (`bound`: DPC's count
     for DPC rows, MLT's for the others) and T₅₀/bound, bits a parameter at T₅₀, Morris's measure and the
     laws' view of each row (section: the family's presets, mlt_runs: the MLT family's runs table)."""
-    cap = rows.sort_values(["setting", "input_dim", "heads", "head_dim"]).reset_index(drop=True)
+    cap = with_setting(rows.sort_values(["setting", "input_dim", "heads", "head_dim"]).reset_index(drop=True), section)
     cap["mlt_bound"] = [memorization_bound(h, n, dh) for h, n, dh in zip(cap.heads, cap.context_size, cap.head_dim)]
     cap["dpc_bound"] = associations(cap.heads, cap.head_dim, cap.input_dim).astype(int)
-    cap["bound"] = cap.dpc_bound.where(is_dpc(cap), cap.mlt_bound)
+    cap["bound"] = cap.dpc_bound.where(cap.model.eq(settings.DPC), cap.mlt_bound)
     cap["bound_ratio"] = cap.capacity / cap.bound
     per_example = np.log2(cap.num_classes) / cap.param_count
     for col, src in (("bits_per_param", "capacity"), ("bits_ci_low", "capacity_ci_low"), ("bits_ci_high", "capacity_ci_high")):
@@ -187,8 +185,8 @@ def _laws_on(rows: pd.DataFrame, p: dict) -> list[dict]:
 
 def laws(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
     """Each preset's laws (its `scale`), with its scale and setting, and the readout's law."""
-    parts = [pd.DataFrame(_laws_on(cap[cap.scale == name], section[name])).assign(scale=name, setting=settings.label(section[name]))
-             for name in dict.fromkeys(cap.scale)]
+    parts = [pd.DataFrame(_laws_on(cap[cap.scale == name], section[name])).assign(
+        scale=name, setting=settings.label(section[name]), **settings.columns(section[name])) for name in dict.fromkeys(cap.scale)]
     if len(readout := readout_laws(cap)):
         parts.append(readout)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["law", "scale", "setting"])
@@ -197,7 +195,7 @@ def laws(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
 def readout_rows(cap: pd.DataFrame) -> pd.DataFrame:
     """The MLT classification rows that tell H's law from H·d_v's: every row (no variant) at the H and
     d_h of the rows with d_v > 1, each d_v."""
-    c = cap[cap.setting.str.startswith("mlt/classification") & cap.setting.map(settings.variant).isna()]
+    c = cap[cap.model.eq(settings.MLT) & cap.readout.eq("classification") & cap.variant.isna()]
     wide = c[c.value_dim > 1]
     return c[c.heads.isin(wide.heads) & c.head_dim.isin(wide.head_dim)] if len(wide) else c.iloc[:0]
 
@@ -262,7 +260,8 @@ def readout_laws(cap: pd.DataFrame) -> pd.DataFrame:
         est, lo, hi = law[key]
         out.append({"law": name, "meaning": f"{at}: {what}", "statistic": est, "ci_low": lo, "ci_high": hi,
                     "prefactor": math.nan, "tau": math.nan, "points": law["points"], "censored": 0,
-                    "rows": law["verdict"], "excluded": "", "scale": "readout", "setting": "mlt/classification"})
+                    "rows": law["verdict"], "excluded": "", "scale": "readout", "setting": "mlt/classification",
+                    "model": settings.MLT, "readout": "classification", "variant": None})
     return pd.DataFrame(out)
 
 

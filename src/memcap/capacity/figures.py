@@ -20,7 +20,7 @@ import pandas as pd
 
 from memcap import results
 from memcap.capacity import settings
-from memcap.capacity.aggregate import ANCHORS
+from memcap.capacity.aggregate import ANCHORS, is_plain
 from memcap.plotting import plt, sns
 
 FIGURES = ("capacity", "bits", "sensitivity", "transition")
@@ -35,7 +35,7 @@ def _words(setting: str) -> str:
 
 def _plain(cap: pd.DataFrame) -> pd.DataFrame:
     """The settings' own rows (no d_v, lr or tuned variant)."""
-    return cap[cap.setting.map(settings.base) == cap.setting]
+    return cap[is_plain(cap)]
 
 
 def _log_errors(g: pd.DataFrame, y: str, low: str, high: str) -> np.ndarray:
@@ -100,23 +100,22 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
             on_h = part[part.head_dim == p["head_dim"]]
             _estimates(ax, on_h, "heads", color)
             _law_line(ax, get(scale, "alpha_heads"), on_h.heads, color)
-            which = settings.applies(setting)
-            if not which.startswith("neither"):
+            if part.bounded.iloc[0]:
                 ax.plot(on_h.heads, on_h.bound, "--", color=color, lw=1)
-            if setting.startswith(settings.DPC):
+            if part.model.iloc[0] == settings.DPC:   # one setting, several d
                 colours.append(Line2D([], [], color=color, marker="o", ls="none",
                                       label=f"DPC, embedding dim d = {p['input_dim']}"))
         ax.set_title(_words(setting), fontsize=9)
         _log_axes(ax, plain[plain.setting == setting].heads, "heads H")
     ax = axes[-1]
-    for (setting, g), color in zip(plain[~plain.setting.str.startswith(settings.DPC)].groupby("setting"), palette[3:]):
+    for (setting, g), color in zip(plain[plain.model.ne(settings.DPC)].groupby("setting"), palette[3:]):
         scale = g.scale.iloc[0]
         p = section[scale]
         on_dh = g[g.heads == p["heads"]]
         _estimates(ax, on_dh, "head_dim", color)
         colours.append(Line2D([], [], color=color, marker="o", ls="none", label=f"{_words(setting)}, H = {p['heads']}"))
         ax.axvline(p["context_size"], color="grey", lw=0.8, ls="--")
-    mlt = plain[~plain.setting.str.startswith(settings.DPC)]
+    mlt = plain[plain.model.ne(settings.DPC)]
     if len(mlt):
         _log_axes(ax, mlt.head_dim, "head size d_h (dashed: n)")
     ax.set_title("against the head size", fontsize=9)
@@ -213,16 +212,16 @@ def sensitivity(cap: pd.DataFrame, paths) -> None:
              title="more steps (band: within ±10%, converged)")
     _ratio_ticks(left, "y")
     rows = []
-    for _, r in cap[cap.setting.map(settings.variant).notna()].iterrows():
+    for _, r in cap[cap.variant.notna()].iterrows():
         base = cap[(cap.heads == r.heads) & (cap.head_dim == r.head_dim) & (cap.value_dim == r.value_dim)
-                   & (cap.setting == settings.base(r.setting)) & (cap.input_dim == r.input_dim)]
+                   & (cap.setting == r.setting_base) & (cap.input_dim == r.input_dim)]
         if base.empty or pd.isna(r.capacity) or pd.isna(base.capacity.iloc[0]):
             continue
         b = base.iloc[0]
         q = _ratio((r.capacity, r.capacity_ci_low, r.capacity_ci_high), (b.capacity, b.capacity_ci_low, b.capacity_ci_high))
-        dpc = f"d={r.input_dim} " if r.setting.startswith(settings.DPC) else ""
-        short = SHORT_WORDS.get(settings.base(r.setting), settings.base(r.setting))
-        rows.append((f"{short}: {dpc}H={r.heads} d_h={r.head_dim}, {settings.variant(r.setting)}", *q))
+        dpc = f"d={r.input_dim} " if r.model == settings.DPC else ""
+        short = SHORT_WORDS.get(r.setting_base, r.setting_base)
+        rows.append((f"{short}: {dpc}H={r.heads} d_h={r.head_dim}, {r.variant}", *q))
     for i, (label, q, lo, hi) in enumerate(rows):
         right.errorbar([q], [i], xerr=[[max(q - lo, 0)], [max(hi - q, 0)]], fmt="o", color="tab:blue", capsize=2)
     right.axvline(1, color="grey", lw=0.8)
@@ -270,7 +269,7 @@ def transition(cap: pd.DataFrame, paths) -> None:
         ax.axhline(0.5, color="grey", lw=0.6, ls=":")
         ax.set(xscale="log", xlabel="dataset size T", ylim=(-0.03, 1.03), ylabel="fraction of seeds that memorize T")
         _plain_log(ax.xaxis)
-        ax.set_title(_words(setting) + (f", d = {g.input_dim.iloc[0]}" if setting.startswith(settings.DPC) else ""), fontsize=9)
+        ax.set_title(_words(setting) + (f", d = {g.input_dim.iloc[0]}" if g.model.iloc[0] == settings.DPC else ""), fontsize=9)
     handles = [Line2D([], [], color=c, marker="o", ms=3, label=f"H = {h}") for h, c in colors.items()]
     handles += [Line2D([], [], color="black", lw=1.2, label="fitted P(memorized | T)"),
                 Line2D([], [], color="black", marker="o", ls="none", ms=3, label="one seed's threshold")]

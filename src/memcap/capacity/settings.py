@@ -24,13 +24,22 @@ def family(p: dict) -> str:
     return p.get("family", MLT)
 
 
+SETTING_COLUMNS = ("model", "readout", "d_out", "variant", "applies", "bounded", "setting_base")
+NO_BOUND = "neither bound"   # how `applies` starts where no theorem of either paper speaks
+
+
 def columns(p: dict) -> dict:
-    """The setting columns its rows carry (its subject's): model, readout, d_out, variant, and `bound`,
-    the bound that speaks for them in words."""
+    """The setting columns a preset's rows carry (its subject's): model, readout, d_out, variant (None:
+    the setting's own rows), `applies` (the bound that speaks for them, in words; `bounded`: one does) and
+    setting_base (the setting's label without its d_v and variant): what tables, figures and claims
+    select rows by."""
     from memcap.capacity import subjects
 
     subject = subjects.of(p)
-    return {k: v for k, v in subject.setting(p).items() if k != "label"} | {"bound": subject.bound(p)}
+    own = {k: v for k, v in p.items() if k not in ("variant", "value_dim")}
+    applies = subject.bound(p) or f"{NO_BOUND} (neither paper's theorem is about this model)"
+    return {**{k: v for k, v in subject.setting(p).items() if k != "label"}, "applies": applies,
+            "bounded": not applies.startswith(NO_BOUND), "setting_base": subject.setting(own)["label"]}
 
 
 def label(p: dict) -> str:
@@ -38,25 +47,6 @@ def label(p: dict) -> str:
     from memcap.capacity import subjects
 
     return subjects.of(p).setting(p)["label"]
-
-
-def base(setting: str) -> str:
-    """A setting's label without its d_v and variant: the setting proper."""
-    return setting.split(" [")[0].split(" d_v=")[0]
-
-
-def variant(setting: str) -> str | None:
-    """The variant a label carries (label's [..]), or None."""
-    return setting.split(" [", 1)[1].rstrip("]") if " [" in setting else None
-
-
-def applies(setting: str) -> str:
-    """Which bound speaks for a setting's rows (by its label)."""
-    if setting.startswith(DPC + "/"):
-        return "DPC Corollary 1 (H·d_h + d)"
-    if base(setting) == "mlt/scalar":
-        return "MLT Theorem 1 (H(min(n, d_h) − 1) + 1; one logit, d_out = 1 <= d_v)"
-    return "neither bound (d_out = C > d_v is outside MLT Theorem 1; MLT's layer is not DPC's transformer)"
 
 
 def is_composite(p: dict) -> bool:

@@ -43,10 +43,10 @@ def _check(r) -> str:
 
 
 def _bound(r) -> str:
-    which = settings.applies(r.setting)
-    if which.startswith("neither") or pd.isna(r.capacity):
-        return which.split(" (")[0]
-    return f"{which.split(' (')[0]}: T₅₀ = {r.bound_ratio:.2f} x {int(r.bound):,}"
+    which = r.applies.split(" (")[0]
+    if not r.bounded or pd.isna(r.capacity):
+        return which
+    return f"{which}: T₅₀ = {r.bound_ratio:.2f} x {int(r.bound):,}"
 
 
 def curve_cells(r) -> str:
@@ -130,7 +130,7 @@ def _span(values, fmt: str) -> str:
 
 def _arch(r) -> str:
     """An architecture as sentences name it; DPC's rows of one setting differ in d too."""
-    d = f"d={int(r.input_dim)} " if str(r.setting).startswith(settings.DPC + "/") else ""
+    d = f"d={int(r.input_dim)} " if r.model == settings.DPC else ""
     return f"{d}H={r.heads} d_h={r.head_dim}" + (f" d_v={int(r.value_dim)}" if r.value_dim != 1 else "")
 
 
@@ -147,9 +147,8 @@ def sentences(cap: pd.DataFrame, law: pd.DataFrame | None = None) -> list[str]:
         text = (f"{setting} ({len(g)} architectures, {_span(g.seeds, 'd')} seeds; {reached} reached T₅₀ within a "
                 f"factor {g.width_goal.iloc[0]:g}): T₅₀ from {_span(ok.capacity, ',.0f')}, "
                 f"{_span(ok.bits_per_param, '.3f')} bits per parameter")
-        which = settings.applies(setting)
-        if not which.startswith("neither"):
-            text += f", {_span(ok.bound_ratio, '.1f')} times {which.split(' (')[0]}'s count"
+        if g.bounded.iloc[0]:
+            text += f", {_span(ok.bound_ratio, '.1f')} times {g.applies.iloc[0].split(' (')[0]}'s count"
         else:
             text += " (neither paper's theorem applies here)"
         if law is not None:
@@ -231,18 +230,18 @@ def readout_sentence(law: pd.DataFrame | None) -> list[str]:
 
 def lr_sentences(cap: pd.DataFrame) -> list[str]:
     """The lr check: T₅₀ at lr x k (variant rows) beside T₅₀ at 1x and 2x the steps of the same architecture."""
-    checks = cap[cap.setting.map(settings.variant).notna()]
+    checks = cap[cap.variant.notna()]
     out = []
     for (H, dh), g in checks.groupby(["heads", "head_dim"]):
-        base = cap[(cap.heads == H) & (cap.head_dim == dh) & cap.setting.map(settings.variant).isna() & (cap.value_dim == 1)
-                   & cap.setting.map(settings.base).isin(g.setting.map(settings.base))]
+        base = cap[(cap.heads == H) & (cap.head_dim == dh) & cap.variant.isna() & (cap.value_dim == 1)
+                   & cap.setting_base.isin(g.setting_base)]
         at2 = [(r.capacity_budget[list(r.budgets).index(2)], r.capacity_budget_low[list(r.budgets).index(2)],
                 r.capacity_budget_high[list(r.budgets).index(2)]) for r in base.itertuples() if 2 in list(r.budgets)]
         if base.empty or not at2 or pd.isna(at2[0][0]):
             out.append(f"lr check at H={H} d_h={dh}: SKIPPED (no T₅₀ at 2x the steps of this architecture in the table).")
             continue
         r0 = base.iloc[0]
-        variants = {settings.variant(r.setting): (r.capacity, r.capacity_ci_low, r.capacity_ci_high) for r in g.itertuples()}
+        variants = {r.variant: (r.capacity, r.capacity_ci_low, r.capacity_ci_high) for r in g.itertuples()}
         out.append(f"lr check at H={H} d_h={dh}: T₅₀ = {ci(r0.capacity, r0.capacity_ci_low, r0.capacity_ci_high)} at the "
                    f"paper's lr and steps, {ci(*at2[0])} at 2x the steps, "
                    + ", ".join(f"{ci(*v)} at {k}" for k, v in variants.items())

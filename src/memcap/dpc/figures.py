@@ -18,9 +18,9 @@ from memcap.plotting import plt, sns
 from memcap.scales import scale_tag
 from memcap import bounds
 from memcap.dpc import fits as fit_lib
-from memcap.results import by_stem, save_figure
+from memcap.results import FIGURE_FORMATS, by_stem, save_figure
 
-FORMATS = ("png", "pdf")
+FORMATS = FIGURE_FORMATS   # memcap.results: one list for every family
 KL = "kl"         # the KL theory figure (memcap dpc kl), drawn from tables/kl.parquet
 FIDELITY = "fidelity"   # ours vs the authors' published means (memcap dpc fidelity)
 DPI = 120

@@ -14,6 +14,7 @@ import pandas as pd
 
 from memcap.plotting import plt, sns
 from memcap import results
+from memcap.results import FIGURE_FORMATS
 from memcap.bounds import SATURATION_ACC
 from memcap.stats import before_saturation, linear_fit
 
@@ -28,7 +29,7 @@ FIGURES = {
              "title": "Fig 5: regression (train MSE), shared context"},
 }
 NAMES = tuple(FIGURES)
-FORMATS = ("png", "pdf")
+FORMATS = FIGURE_FORMATS   # memcap.results: one list for every family
 
 FIT_COLUMNS = ["sweep", "dataset_size", "saturation_acc", "points_total", "slope", "intercept", "r2", "n_points"]
 

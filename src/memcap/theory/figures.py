@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from memcap.plotting import plt, sns, whole_ticks
+from memcap.results import FIGURE_FORMATS
 from memcap.theory import saturation
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 FIGURES = ("construct", "capacity", "rank_bounds", "fig3")
 METHOD_WORDS = {"construction": "the construction", "gradient_descent": "gradient descent"}
-FORMATS = ("png", "pdf")
+FORMATS = FIGURE_FORMATS   # memcap.results: one list for every family
 
 
 def _title(fig, text: str, label: str) -> None:

@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from memcap.capacity.aggregate import is_plain, setting_of
+from memcap.capacity.aggregate import is_plain
 from memcap.report.claims.common import _rows
 from memcap.report.claims.registry import claim
 from memcap.report.verdicts import PAPER_CLAIM, PROPERTY, Outcome, Region, Skip, outcome
@@ -26,13 +26,16 @@ NO_GAIN = Region(0.0, 1.1)
 
 
 SCALAR = "mlt/scalar"
+# The rows each theorem speaks for, by their setting columns (memcap.capacity.settings.columns)
+THEOREM_ROWS = {SCALAR: {"model": "mlt", "readout": "scalar"}, "dpc/": {"model": "dpc"}}
 RUN = "run `snakemake --cores 2 --configfile <a file with scale: {capacity: paper_settings}> capacity`"
 
 
 def _setting_rows(t, setting: str) -> pd.DataFrame:
-    """The capacity rows of one setting (a prefix: 'dpc/' is every DPC row); Skip when there are none."""
+    """The capacity rows a theorem speaks for (THEOREM_ROWS: 'dpc/' is every DPC row); Skip when there are none."""
     c = _rows(t["capacity"], "capacity")
-    c = c[setting_of(c).str.startswith(setting)]
+    for column, value in THEOREM_ROWS[setting].items():
+        c = c[c[column].eq(value)]
     if c.empty:
         raise Skip(f"no {setting} rows yet: {RUN}")
     return c
@@ -43,7 +46,7 @@ def _finding(t, name: str) -> str:
     laws = t.get("capacity_laws")
     if laws is None or "setting" not in laws:
         return ""
-    r = laws[laws.setting.str.startswith("mlt/classification") & laws.setting.map(is_plain) & (laws.law == name)
+    r = laws[laws.model.eq("mlt") & laws.readout.eq("classification") & is_plain(laws) & (laws.law == name)
              & laws.statistic.notna()]
     if r.empty:
         return ""
@@ -69,7 +72,7 @@ def _above(t, bound: str) -> Outcome:
     met = (c.capacity_ci_low >= c[bound]) | (passed & (ends("seed_low", min) >= c[bound]))
     missed = ~limited & ((c.capacity_ci_high < c[bound]) | (failed & (ends("seed_high", max) <= c[bound])))
     n = len(c)
-    text = (f"{setting_of(c).iloc[0]}: {int(met.sum())}/{n} architectures with T₅₀'s 95% interval at or above "
+    text = (f"{c.setting.iloc[0]}: {int(met.sum())}/{n} architectures with T₅₀'s 95% interval at or above "
             f"the bound, {int(missed.sum())} below it")
     text += "".join(f"; H={r.heads} d_h={r.head_dim}: T₅₀ {r.capacity:,.0f} [{r.capacity_ci_low:,.0f}, "
                     f"{r.capacity_ci_high:,.0f}] vs {getattr(r, bound):,}" + (" (a lower bound)" if lim else "")
@@ -91,7 +94,7 @@ def _law(t, name: str) -> tuple[pd.Series, str]:
     except Skip as why:
         raise Skip(f"{why}{finding}") from None
     laws = _rows(t["capacity_laws"], "capacity laws")
-    laws = laws[laws.setting == SCALAR].set_index("law")
+    laws = laws[laws.model.eq("mlt") & laws.readout.eq("scalar") & is_plain(laws)].set_index("law")
     if name not in laws.index or pd.isna(laws.loc[name, "statistic"]):
         left = laws.loc[name, "excluded"] if name in laws.index else ""
         raise Skip(f"{name}: too few {SCALAR} architectures for a fit ({laws.loc[name, 'rows'] if name in laws.index else 'none'})"
