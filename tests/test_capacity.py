@@ -667,7 +667,7 @@ def test_sentences_name_a_dpc_architecture_with_its_d():
     """DPC's rows of one setting span d = 4, 8, 12: H=4 d_h=4 alone would name two rows."""
     from types import SimpleNamespace as Row
 
-    dpc = [Row(setting="dpc/associations N=50", model="dpc", input_dim=d, heads=4, head_dim=4, value_dim=1) for d in (4, 8)]
+    dpc = [Row(setting="dpc/associations N=50", readout="associations", input_dim=d, heads=4, head_dim=4, value_dim=1) for d in (4, 8)]
     assert [words._arch(r) for r in dpc] == ["d=4 H=4 d_h=4", "d=8 H=4 d_h=4"]
-    mlt = Row(setting="mlt/classification C=100 d_v=4", model="mlt", input_dim=64, heads=2, head_dim=64, value_dim=4)
+    mlt = Row(setting="mlt/classification C=100 d_v=4", readout="classification", input_dim=64, heads=2, head_dim=64, value_dim=4)
     assert words._arch(mlt) == "H=2 d_h=64 d_v=4"

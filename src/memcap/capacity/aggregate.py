@@ -88,7 +88,7 @@ def morris_columns(cap: pd.DataFrame, probe_rows: pd.DataFrame, section: dict | 
 def readout_too_narrow(r) -> str:
     """Why a row is left out of the laws: MLT's readout sees H·d_v numbers, fewer than the log2 C bits
     of one label (a rank-1 readout of 100 classes); '' where it is not."""
-    if r.model == settings.DPC:   # DPC's readout sees d numbers, not H·d_v
+    if r.readout == settings.ASSOCIATIONS:   # DPC's readout sees d numbers, not H·d_v
         return ""
     dims, bits = r.heads * r.value_dim, math.log2(r.num_classes)
     return f"H·d_v = {dims} < log2 C = {bits:.1f}: the readout is narrower than a label" if dims < bits else ""
@@ -115,7 +115,7 @@ def table(rows: pd.DataFrame, probe_rows: pd.DataFrame, section: dict, mlt_runs:
     cap = with_setting(rows.sort_values(["setting", "input_dim", "heads", "head_dim"]).reset_index(drop=True), section)
     cap["mlt_bound"] = [memorization_bound(h, n, dh) for h, n, dh in zip(cap.heads, cap.context_size, cap.head_dim)]
     cap["dpc_bound"] = associations(cap.heads, cap.head_dim, cap.input_dim).astype(int)
-    cap["bound"] = cap.dpc_bound.where(cap.model.eq(settings.DPC), cap.mlt_bound)
+    cap["bound"] = cap.dpc_bound.where(cap.readout.eq(settings.ASSOCIATIONS), cap.mlt_bound)
     cap["bound_ratio"] = cap.capacity / cap.bound
     per_example = np.log2(cap.num_classes) / cap.param_count
     for col, src in (("bits_per_param", "capacity"), ("bits_ci_low", "capacity_ci_low"), ("bits_ci_high", "capacity_ci_high")):
@@ -160,16 +160,16 @@ def power_law(rows: pd.DataFrame, x: str, label: str) -> dict:
 
 
 def _laws_on(rows: pd.DataFrame, p: dict) -> list[dict]:
-    dpc = settings.family(p) == settings.DPC
-    n = p["input_dim"] if dpc else p["context_size"]      # DPC: d_h up to d; MLT: up to the context size n
+    pairs = settings.columns(p)["readout"] == settings.ASSOCIATIONS
+    n = p["input_dim"] if pairs else p["context_size"]      # associations: d_h up to d; in a context: up to its size n
     on_h = rows[rows.head_dim == p["head_dim"]]
     on_dh = rows[rows.heads == p["heads"]]
     below = on_dh[on_dh.head_dim <= n]
-    at = f"{settings.label(p)}{', d = ' + str(p['input_dim']) if dpc else ''}: "
+    at = f"{settings.label(p)}{', d = ' + str(p['input_dim']) if pairs else ''}: "
     out = [{"law": "alpha_heads", "meaning": f"{at}T₅₀ ∝ H^α at d_h = {p['head_dim']}", **power_law(on_h, "heads", "H")},
-           {"law": "beta_head_dim_below_n", "meaning": f"{at}T₅₀ ∝ d_h^β for d_h <= {'d' if dpc else 'n'} = {n} at H = {p['heads']}",
+           {"law": "beta_head_dim_below_n", "meaning": f"{at}T₅₀ ∝ d_h^β for d_h <= {'d' if pairs else 'n'} = {n} at H = {p['heads']}",
             **power_law(below, "head_dim", "d_h")}]
-    if dpc:
+    if pairs:
         return out
     at_n, at_2n = on_dh[on_dh.head_dim == n], on_dh[on_dh.head_dim == 2 * n]
     ok = len(at_n) and len(at_2n) and at_n.law_T.notna().all() and at_2n.law_T.notna().all()

@@ -24,7 +24,8 @@ from memcap.capacity.aggregate import ANCHORS, is_plain
 from memcap.plotting import plt, sns
 
 FIGURES = ("capacity", "bits", "sensitivity", "transition")
-SHORT_WORDS = {"mlt/classification C=100": "100 classes", "mlt/scalar": "one logit", "dpc/associations N=50": "DPC"}
+SHORT_WORDS = {"mlt/classification C=100": "100 classes", "mlt/scalar": "one logit", "dpc/associations N=50": "DPC",
+               "dpc/associations N=50, MLP arm": "DPC's MLP arm (W = 2d(H − 1))"}
 SETTING_WORDS = {"mlt/classification C=100": "MLT's layer, 100 classes", "mlt/scalar": "MLT's layer, one logit (±1)",
                  "dpc/associations N=50": "DPC's transformer, N = 50 associations"}
 
@@ -78,12 +79,15 @@ def _log_axes(ax, xs, xlabel: str) -> None:
 
 
 def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> None:
-    """T₅₀ against H per setting (DPC's d as colours), and against d_h for MLT's two settings."""
+    """T₅₀ against H, one panel a task (readout and labels: models of the same task side by side, e.g.
+    DPC's attention and its MLP arm, a preset and d each a colour), and against d_h for MLT's layer."""
     from matplotlib.lines import Line2D
 
     plain = _plain(cap)
-    sets = [s for s in SETTING_WORDS if s in set(plain.setting)] + sorted(set(plain.setting) - set(SETTING_WORDS))
-    sets = sets[:3]
+    order = {s: i for i, s in enumerate(SETTING_WORDS)}
+    tasks = sorted(dict.fromkeys(zip(plain.readout, plain.d_out)), key=lambda task: min(
+        order.get(s, len(order)) for s in plain.setting[plain.readout.eq(task[0]) & plain.d_out.eq(task[1])]))
+    sets = tasks[:3]   # three panels of tasks and the d_h panel
     fig, grid = plt.subplots(2, 2, figsize=(9.5, 7.6), squeeze=False)
     axes = list(grid.flat)[:len(sets)] + [grid.flat[3]]
     for ax in list(grid.flat)[len(sets):3]:
@@ -93,8 +97,10 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
                                else None)
     palette = sns.color_palette("tab10")
     colours = []   # what each colour is: one legend for the figure, outside the panels
-    for ax, setting in zip(axes, sets):
-        g = plain[plain.setting == setting]
+    for ax, task in zip(axes, sets):
+        g = plain[plain.readout.eq(task[0]) & plain.d_out.eq(task[1])]
+        g = g.iloc[np.argsort([order.get(s, len(order)) for s in g.setting], kind="stable")]
+        setting = g.setting.iloc[0]   # the panel's first model names it
         for (scale, part), color in zip(g.groupby("scale", sort=False), palette):
             p = section[scale]
             on_h = part[part.head_dim == p["head_dim"]]
@@ -102,22 +108,23 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
             _law_line(ax, get(scale, "alpha_heads"), on_h.heads, color)
             if part.bounded.iloc[0]:
                 ax.plot(on_h.heads, on_h.bound, "--", color=color, lw=1)
-            if part.model.iloc[0] == settings.DPC:   # one setting, several d
+            if g.scale.nunique() > 1:   # several models or d in the panel: a colour each
                 colours.append(Line2D([], [], color=color, marker="o", ls="none",
-                                      label=f"DPC, embedding dim d = {p['input_dim']}"))
+                                      label=f"{SHORT_WORDS.get(part.setting.iloc[0], part.setting.iloc[0])}, "
+                                            f"embedding dim d = {p['input_dim']}"))
         ax.set_title(_words(setting), fontsize=9)
-        _log_axes(ax, plain[plain.setting == setting].heads, "heads H")
+        _log_axes(ax, g.heads, "heads H")
     ax = axes[-1]
-    for (setting, g), color in zip(plain[plain.model.ne(settings.DPC)].groupby("setting"), palette[3:]):
+    in_context = plain[plain.readout.ne(settings.ASSOCIATIONS)]   # a query and a context of n tokens: d_h against n
+    for (setting, g), color in zip(in_context.groupby("setting"), palette[3:]):
         scale = g.scale.iloc[0]
         p = section[scale]
         on_dh = g[g.heads == p["heads"]]
         _estimates(ax, on_dh, "head_dim", color)
         colours.append(Line2D([], [], color=color, marker="o", ls="none", label=f"{_words(setting)}, H = {p['heads']}"))
         ax.axvline(p["context_size"], color="grey", lw=0.8, ls="--")
-    mlt = plain[plain.model.ne(settings.DPC)]
-    if len(mlt):
-        _log_axes(ax, mlt.head_dim, "head size d_h (dashed: n)")
+    if len(in_context):
+        _log_axes(ax, in_context.head_dim, "head size d_h (dashed: n)")
     ax.set_title("against the head size", fontsize=9)
     handles = [*colours,Line2D([], [], color="k", marker="o", ls="none", label="T₅₀ with its 95% interval"),
                Line2D([], [], color="k", marker="o", mfc="white", ls="none", label="a lower bound (more steps memorize more)"),
@@ -219,7 +226,7 @@ def sensitivity(cap: pd.DataFrame, paths) -> None:
             continue
         b = base.iloc[0]
         q = _ratio((r.capacity, r.capacity_ci_low, r.capacity_ci_high), (b.capacity, b.capacity_ci_low, b.capacity_ci_high))
-        dpc = f"d={r.input_dim} " if r.model == settings.DPC else ""
+        dpc = f"d={r.input_dim} " if r.readout == settings.ASSOCIATIONS else ""
         short = SHORT_WORDS.get(r.setting_base, r.setting_base)
         rows.append((f"{short}: {dpc}H={r.heads} d_h={r.head_dim}, {r.variant}", *q))
     for i, (label, q, lo, hi) in enumerate(rows):
@@ -269,7 +276,7 @@ def transition(cap: pd.DataFrame, paths) -> None:
         ax.axhline(0.5, color="grey", lw=0.6, ls=":")
         ax.set(xscale="log", xlabel="dataset size T", ylim=(-0.03, 1.03), ylabel="fraction of seeds that memorize T")
         _plain_log(ax.xaxis)
-        ax.set_title(_words(setting) + (f", d = {g.input_dim.iloc[0]}" if g.model.iloc[0] == settings.DPC else ""), fontsize=9)
+        ax.set_title(_words(setting) + (f", d = {g.input_dim.iloc[0]}" if g.readout.iloc[0] == settings.ASSOCIATIONS else ""), fontsize=9)
     handles = [Line2D([], [], color=c, marker="o", ms=3, label=f"H = {h}") for h, c in colors.items()]
     handles += [Line2D([], [], color="black", lw=1.2, label="fitted P(memorized | T)"),
                 Line2D([], [], color="black", marker="o", ls="none", ms=3, label="one seed's threshold")]

@@ -16,6 +16,7 @@ Three settings, each where one paper's theorem speaks:
 from __future__ import annotations
 
 MLT, DPC = "mlt", "dpc"
+ASSOCIATIONS = "associations"   # the readout of DPC's task: a pair's target token (its rows span d, no context n)
 COMPOSITE = "settings"   # a preset {settings: [names]}: those presets' rows in one table
 
 

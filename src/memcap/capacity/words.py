@@ -130,7 +130,7 @@ def _span(values, fmt: str) -> str:
 
 def _arch(r) -> str:
     """An architecture as sentences name it; DPC's rows of one setting differ in d too."""
-    d = f"d={int(r.input_dim)} " if r.model == settings.DPC else ""
+    d = f"d={int(r.input_dim)} " if r.readout == settings.ASSOCIATIONS else ""
     return f"{d}H={r.heads} d_h={r.head_dim}" + (f" d_v={int(r.value_dim)}" if r.value_dim != 1 else "")
 
 

@@ -19,6 +19,7 @@ and the checks need of a model; nothing outside its module branches on which mod
 
 mlt.py        MLT's attention layer on MLT's synthetic task (C-way labels, or a scalar readout)
 dpc.py        DPC's attention-only transformer on random associations
+dpc_mlp.py    DPC's attention-plus-MLP arm (Exp 5: one head, W = 2d(H − 1)) on the same associations
 torch_block.py  torch.nn.MultiheadAttention (+ an MLP) on MLT's task, packed with torch.func: any nn.Module's pattern
 check.py      check_subject: the battery every subject passes
 
