@@ -69,7 +69,7 @@ def test_every_package_index_lists_exactly_its_modules():
     index of its modules; the root package's index is docs/layout.md."""
     wrong = {}
     for init in sorted(SRC.rglob("__init__.py")):
-        if init.parent == SRC:
+        if init.parent == SRC or init.parent == SRC / "capacity" / "subjects":   # subjects: a plug-in folder
             continue
         listed, present = index_entries(ast.get_docstring(ast.parse(init.read_text())) or ""), package_contents(init.parent)
         if listed != present:
@@ -231,3 +231,11 @@ def test_every_list_of_the_families_is_memcaps_one_list():
     assert {p.name for p in SRC.iterdir() if (p / "checks.py").is_file()} == families
     ignored = set(re.findall(r"^/results/(\w+)/runs/\*$", (ROOT / ".dvcignore").read_text(), re.M))
     assert ignored <= families
+
+
+def test_every_module_of_the_subjects_folder_is_a_registered_subject():
+    """capacity/subjects/ is a plug-in folder: each module but check.py is a subject that registers itself."""
+    from memcap.capacity import subjects
+
+    files = {p.stem for p in (SRC / "capacity" / "subjects").glob("*.py")} - {"__init__", "check"}
+    assert {s.__name__.rsplit(".", 1)[1] for s in subjects.registered().values()} == files

@@ -378,3 +378,51 @@ def test_the_published_capacity_presets_resolve_to_the_published_rows_and_probes
         assert not missing, missing
     else:   # the base's rows and its variants' (d = 4, 12, tuned), not their probes (a threshold is the search's)
         assert {f.split("/")[0] for f in missing} == {"paper_dpc", "paper_dpc_d4", "paper_dpc_d12", "paper_dpc_tuned"}
+
+
+# ---- what DVC tracks: every key a family's results read ---------------------------------------------------
+
+def _presets_read(raw: dict, family: str) -> set[str]:
+    """The presets of params.yaml (as written) the family's active preset reads: a composite's members
+    (capacity `settings`, MLT sweeps `from`), and each variant's base (`from:`), transitively."""
+    section, todo, seen = raw[family], [memcap_params.scales(raw)[family]], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        p = section[name]
+        todo += list(p.get("settings", [])) + ([p["from"]] if "from" in p else [])
+        todo += [sw["from"] for sw in p.get("sweeps", {}).values() if "from" in sw]
+    return seen
+
+
+def _leaves(value, path: str) -> list[str]:
+    if isinstance(value, dict) and value:
+        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{path}.{k}")]
+    return [path]
+
+
+def untracked_keys(dvc_yaml: dict, raw: dict) -> list[str]:
+    """Every key of every preset a family's stage reads that the stage's DVC `params` leave out."""
+    out = []
+    for family in memcap_params.FAMILIES:
+        tracked = [re.sub(r"\$\{scale\.(\w+)\}", lambda m: memcap_params.scales(raw)[m.group(1)], t)
+                   for t in dvc_yaml["stages"][family]["params"]]
+        for name in _presets_read(raw, family):
+            out += [k for k in _leaves(raw[family][name], f"{family}.{name}")
+                    if not any(k == t or k.startswith(t + ".") for t in tracked)]
+    return out
+
+
+def test_dvc_tracks_every_key_each_familys_results_read():
+    """One key at a time, any key of any preset a family's published results read (a composite's
+    members, a variant's base) is among its stage's DVC params, so `dvc status` names the stage after
+    the edit (tests/test_infra_dvc.py edits one for real); a dvc.yaml that tracks only the composite's
+    own entry (`capacity.${scale.capacity}`) misses its members' keys."""
+    dvc_yaml = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    assert untracked_keys(dvc_yaml, PARAMS) == []
+    narrow = copy.deepcopy(dvc_yaml)
+    narrow["stages"]["capacity"]["params"] = ["scale.capacity", "capacity.${scale.capacity}"]
+    missed = untracked_keys(narrow, PARAMS)
+    assert "capacity.paper_dpc.threshold" in missed and "capacity.paper_dpc_mlp.family" in missed

@@ -17,13 +17,8 @@ and the checks need of a model; nothing outside its module branches on which mod
   bound(p)                the bound that speaks for its rows, in words (None: none does)
   problems(p,key)         what its SCHEMA cannot say
 
-mlt.py        MLT's attention layer on MLT's synthetic task (C-way labels, or a scalar readout)
-dpc.py        DPC's attention-only transformer on random associations
-dpc_mlp.py    DPC's attention-plus-MLP arm (Exp 5: one head, W = 2d(H − 1)) on the same associations
-torch_block.py  torch.nn.MultiheadAttention (+ an MLP) on MLT's task, packed with torch.func: any nn.Module's pattern
-check.py      check_subject: the battery every subject passes
-
-check.py runs one battery on any subject (scikit-learn's check_estimator): its parameter count is its
+Each other module here is a subject and registers itself: adding a model adds a file, nothing else (the
+shipped ones: mlt, dpc, dpc_mlp, torch_block; docs/own-model.md). check.py runs one battery on any subject (scikit-learn's check_estimator): its parameter count is its
 module's, a pack's probes train exactly as each alone, seeds are deterministic, a hand-written gradient
 is autograd's.
 """
