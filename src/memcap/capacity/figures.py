@@ -27,7 +27,8 @@ FIGURES = ("capacity", "bits", "sensitivity", "transition")
 SHORT_WORDS = {"mlt/classification C=100": "100 classes", "mlt/scalar": "one logit", "dpc/associations N=50": "DPC",
                "dpc/associations N=50, MLP arm": "DPC's MLP arm (W = 2d(H − 1))"}
 SETTING_WORDS = {"mlt/classification C=100": "MLT's layer, 100 classes", "mlt/scalar": "MLT's layer, one logit (±1)",
-                 "dpc/associations N=50": "DPC's transformer, N = 50 associations"}
+                 "dpc/associations N=50": "DPC's transformer, N = 50 associations",
+                 "dpc/associations N=50, MLP arm": "DPC's one head + MLP arm (W = 2d(H − 1)), N = 50"}
 
 
 def _words(setting: str) -> str:
@@ -58,7 +59,8 @@ def _estimates(ax, g: pd.DataFrame, x: str, color) -> None:
 
 
 def _law_line(ax, law: pd.Series | None, xs, color) -> None:
-    if law is None or pd.isna(law.statistic) or pd.isna(law.prefactor):
+    """The fitted law over the rows' range; none where its interval is unbounded (mostly lower bounds)."""
+    if law is None or pd.isna(law.statistic) or pd.isna(law.prefactor) or not np.isfinite([law.ci_low, law.ci_high]).all():
         return
     grid = np.geomspace(min(xs), max(xs), 50)
     ax.plot(grid, law.prefactor * grid ** law.statistic, ":", color=color, lw=1)
@@ -116,7 +118,7 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
         _log_axes(ax, g.heads, "heads H")
     ax = axes[-1]
     in_context = plain[plain.readout.ne(settings.ASSOCIATIONS)]   # a query and a context of n tokens: d_h against n
-    for (setting, g), color in zip(in_context.groupby("setting"), palette[3:]):
+    for (setting, g), color in zip(in_context.groupby("setting"), palette[max(len(colours), 3):]):   # colours not used above
         scale = g.scale.iloc[0]
         p = section[scale]
         on_dh = g[g.heads == p["heads"]]
