@@ -231,7 +231,8 @@ def _active(p: dict, family: str, preset: str) -> dict:
 
 @pytest.mark.parametrize("where, family", [(f"{Q}.defaults.input_dim", "mlt_synthetic"),
                                             (f"{Q}.defaults.context_size", "mlt_synthetic"),
-                                            ("capacity.quick.input_dim", "capacity")])
+                                            ("capacity.quick.input_dim", "capacity"),
+                                            ("theory.quick.gradient_descent.input_dim", "theory")])
 def test_a_preset_too_big_for_the_machine_is_named_by_params_check(where, family):
     """A million-wide input or context: `memcap params check` names the sweep or architecture, the estimate
     and the memory it is above, before any job is planned; the shipped quick preset passes."""
@@ -274,6 +275,21 @@ def test_a_job_too_big_stops_before_it_allocates():
     assert time.perf_counter() - start < 30    # before any tensor: the pack would take terabytes
     fine = grid.resolve(PARAMS["mlt_synthetic"], "quick")["scale_head_shared"]
     check_memory([Job(fine, fine["values"][-1], max(fine["dataset_sizes"]))])
+
+
+def test_a_theory_gd_case_too_big_stops_before_it_allocates():
+    """Theory's gradient descent trains every seed of a case at once through MLT's trainer: the same
+    estimate stops it before a tensor exists."""
+    import torch
+
+    from memcap.theory import exp_gd
+    from memcap.theory.grid import gd_cases
+    from memcap.training import memory
+
+    p = _with("theory.quick.gradient_descent.input_dim", 1_000_000)["theory"]["quick"]
+    case = gd_cases(p)[0]
+    with pytest.raises(memory.TooBig, match=r"theory GD H=1 T=\d+ \(\d+ seeds\): needs about .* nothing was allocated"):
+        exp_gd.run_case(case, p["gradient_descent"], p["seeds"], p["rank_rtol"], torch.device("cpu"), progress=False)
 
 
 def test_a_capacity_round_too_big_stops_before_it_allocates():

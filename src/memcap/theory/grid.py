@@ -32,3 +32,8 @@ def gd_cases(p: dict) -> list[dict]:
                               dataset_size=max(1, round(factor * bound)), dataset_size_factor=factor,
                               bound=bound, tolerance=g["tolerance"]))
     return cases
+
+
+def gd_settings(p: dict) -> dict:
+    """The gradient-descent runs' settings as the MLT trainer's estimates read them (regression, one output)."""
+    return {**p["gradient_descent"], "task": "regression", "num_classes": 1}

@@ -118,6 +118,21 @@ def model(p: dict, heads: int, head_dim: int, seed: int):
         return block_class()(p, heads, head_dim)
 
 
+def pack_data(probes: list, p: dict):
+    """The probes' examples padded to the largest T: queries (M, T, d), labels (M, T), contexts (M, n, d);
+    each probe's first T rows of its seed's MLT pool (memcap.capacity.probes.pool, a shared context)."""
+    import torch
+    from torch.nn.functional import pad
+
+    from memcap.capacity.probes import pool
+
+    pools = {s: pool({**p, "context": "shared"}, s) for s in dict.fromkeys(pr.seed for pr in probes)}
+    top = max(pr.T for pr in probes)
+    queries = torch.stack([pad(pools[pr.seed].query_rows[:pr.T], (0, 0, 0, top - pr.T)) for pr in probes])
+    labels = torch.stack([pad(pools[pr.seed].label_rows[:pr.T], (0, top - pr.T)) for pr in probes])
+    return queries, labels, torch.stack([pools[pr.seed].context_rows[0] for pr in probes])
+
+
 def train_probes(probes, p, device, on_probe, skip=frozenset(), checkpoint_path=None, checkpoint_every_s=300.0,
                  progress=True, desc="capacity", cuda_graphs=False) -> None:
     """One pack: every probe's block stacked (torch.func.stack_module_state) and stepped by one vmap'd
@@ -128,8 +143,6 @@ def train_probes(probes, p, device, on_probe, skip=frozenset(), checkpoint_path=
 
     import torch
     from torch.func import functional_call, grad, stack_module_state, vmap
-
-    from memcap.capacity.probes import pool
 
     if cuda_graphs:
         raise ValueError("capacity: CUDA graphs replay the MLT step; a torch_block preset steps eagerly")
@@ -144,14 +157,8 @@ def train_probes(probes, p, device, on_probe, skip=frozenset(), checkpoint_path=
     params, buffers = stack_module_state(modules)
     params = {k: v.to(device).detach().requires_grad_() for k, v in params.items()}
     base = copy.deepcopy(modules[0]).to("meta")
-    pools = {s: pool({**p, "context": "shared"}, s) for s in dict.fromkeys(pr.seed for pr in todo)}
-    Tmax = max(pr.T for pr in todo)
-    queries = torch.stack([torch.nn.functional.pad(pools[pr.seed].query_rows[:pr.T], (0, 0, 0, Tmax - pr.T))
-                           for pr in todo]).to(device)                                          # (M, Tmax, d)
-    labels = torch.stack([torch.nn.functional.pad(pools[pr.seed].label_rows[:pr.T], (0, Tmax - pr.T))
-                          for pr in todo]).to(device)                                           # (M, Tmax)
-    contexts = torch.stack([pools[pr.seed].context_rows[0] for pr in todo]).to(device)          # (M, n, d)
-    sizes = torch.tensor([pr.T for pr in todo], device=device)
+    queries, labels, contexts = (x.to(device) for x in pack_data(todo, p))
+    Tmax, sizes = queries.shape[1], torch.tensor([pr.T for pr in todo], device=device)
 
     def loss(w, q, c, y):
         return torch.nn.functional.cross_entropy(functional_call(base, (w, buffers), (q, c)), y)
