@@ -393,7 +393,8 @@ def test_the_published_capacity_presets_resolve_to_the_published_rows_and_probes
     if edit is None:
         assert not missing, missing
     else:   # the base's rows and its variants' (d = 4, 12, tuned), not their probes (a threshold is the search's)
-        assert {f.split("/")[0] for f in missing} == {"paper_dpc", "paper_dpc_d4", "paper_dpc_d12", "paper_dpc_tuned"}
+        assert {f.split("/")[0] for f in missing} == {"paper_dpc", "paper_dpc_d4", "paper_dpc_d12", "paper_dpc_tuned",
+                                                      "paper_dpc_mlp"}
 
 
 # ---- what DVC tracks: every key a family's results read ---------------------------------------------------

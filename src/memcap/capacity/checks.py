@@ -11,6 +11,9 @@ from memcap.capacity.settings import COMPOSITE   # {settings: [names]}: a compos
 def problems(params: dict) -> list[str]:
     out = []
     section = params.get(FAMILY) or {}
+    chosen = params.get("scale")
+    active = chosen.get(FAMILY, chosen.get("default")) if isinstance(chosen, dict) else chosen
+    read = {active, *section.get(active, {}).get(COMPOSITE, [])}   # the presets the active one reads
     for scale, p in section.items():
         key = f"{FAMILY}.{scale}"
         if COMPOSITE in p:
@@ -21,15 +24,16 @@ def problems(params: dict) -> list[str]:
         if p["t_min"] > p["pool"]:
             out.append(f"{key}.t_min: {p['t_min']} above pool {p['pool']}; allowed: t_min <= pool")
         archs = [[H, p["head_dim"]] for H in p["heads_grid"]] + [[p["heads"], dh] for dh in p["head_dim_grid"]]
+        # checked where the active preset reads it: trimming a base's grid (quick's, for a test) must not
+        # break a variant nothing runs
         out += [f"{key}.budget_not_run: {list(a)} is not an architecture of the preset; allowed: its (H, d_h) grid"
-                for group in p.get("budget_not_run", {}).values() for a in group if list(a) not in archs]
+                for group in p.get("budget_not_run", {}).values() for a in group if list(a) not in archs
+                and scale in read]
         if p["threshold"] > 0 and len(p["seeds"]) < 2:
             out.append(f"{key}.seeds: {p['seeds']}: T50's interval needs at least 2 seeds")
         if p.get("tuned_lr") and p["training"]["lr"] not in p["tuned_lr"]:
             out.append(f"{key}.tuned_lr: {p['tuned_lr']} lacks the preset's own lr {p['training']['lr']}; "
                        "allowed: a list that holds it (the fixed-lr capacity is one of the tuned one's)")
-    scale = params.get("scale")
-    active = scale.get(FAMILY, scale.get("default")) if isinstance(scale, dict) else scale
     return out + (memory_problems(section, active) if active in section and not out else [])
 
 
