@@ -73,14 +73,21 @@ def with_lr(training: dict, lr: float) -> dict:
     return {**training, "lr": lr, "lr_low": float(f"{training['lr_low'] * lr / training['lr']:.6g}")}
 
 
-def train_probes(probes, p, device, on_probe, skip=frozenset(), checkpoint_path=None, checkpoint_every_s=300.0,
-                 progress=True, desc="capacity", cuda_graphs=False) -> None:
-    if cuda_graphs:
-        raise ValueError("capacity: CUDA graphs replay the MLT step; a DPC preset steps eagerly")
-    from memcap.capacity import associations
+def trainer(build):
+    """train_probes for a model of DPC's family on its associations, through DPC's loop
+    (memcap.capacity.associations): build(p, H, d_h, *seeds) is a pack's model."""
+    def train_probes(probes, p, device, on_probe, skip=frozenset(), checkpoint_path=None, checkpoint_every_s=300.0,
+                     progress=True, desc="capacity", cuda_graphs=False) -> None:
+        if cuda_graphs:
+            raise ValueError("capacity: CUDA graphs replay the MLT step; a DPC preset steps eagerly")
+        from memcap.capacity import associations
 
-    associations.train_probes(probes, p, lambda seeds, H, dh: model(p, H, dh, *seeds), device, on_probe, skip,
-                              checkpoint_path, checkpoint_every_s, progress, desc)
+        associations.train_probes(probes, p, lambda seeds, H, dh: build(p, H, dh, *seeds), device, on_probe, skip,
+                                  checkpoint_path, checkpoint_every_s, progress, desc)
+    return train_probes
+
+
+train_probes = trainer(lambda p, H, dh, *seeds: model(p, H, dh, *seeds))
 
 
 def model(p: dict, heads: int, head_dim: int, *seeds: int):

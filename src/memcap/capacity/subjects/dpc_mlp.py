@@ -42,14 +42,7 @@ def model(p: dict, heads: int, head_dim: int, *seeds: int):
                width=width(p, heads))
 
 
-def train_probes(probes, p, device, on_probe, skip=frozenset(), checkpoint_path=None, checkpoint_every_s=300.0,
-                 progress=True, desc="capacity", cuda_graphs=False) -> None:
-    if cuda_graphs:
-        raise ValueError("capacity: CUDA graphs replay the MLT step; a DPC preset steps eagerly")
-    from memcap.capacity import associations
-
-    associations.train_probes(probes, p, lambda seeds, H, dh: model(p, H, dh, *seeds), device, on_probe, skip,
-                              checkpoint_path, checkpoint_every_s, progress, desc)
+train_probes = dpc.trainer(lambda p, H, dh, *seeds: model(p, H, dh, *seeds))
 
 
 def setting(p: dict) -> dict:
