@@ -292,6 +292,25 @@ def test_a_theory_gd_case_too_big_stops_before_it_allocates():
         exp_gd.run_case(case, p["gradient_descent"], p["seeds"], p["rank_rtol"], torch.device("cpu"), progress=False)
 
 
+def test_a_dpc_point_too_big_is_named_by_params_check_and_stops_its_job():
+    """A DPC curve point (every repetition's AoT at once) too big for the machine: params check names the
+    experiment, its series and x; the job stops before the model exists; the shipped presets fit."""
+    from memcap.dpc import grid
+    from memcap.dpc.train import run_job
+    from memcap.training import memory
+
+    for preset in ("quick", "paper"):
+        memcap_params.validate(_active(copy.deepcopy(PARAMS), "dpc", preset))
+    big = _active(copy.deepcopy(PARAMS), "dpc", "quick")
+    big["dpc"]["quick"]["experiments"]["exp1"]["series"]["values"] = [4, 200_000]
+    with pytest.raises(memcap_params.ParamsError, match=r"dpc\.quick\.experiments\.exp1 \(200000, x=\d+\): needs "
+                                                        r"about [\d,.]+ GB .* make it smaller \(dim, heads"):
+        memcap_params.validate(big)
+    s = grid.settings(big["dpc"]["quick"], "exp1")
+    with pytest.raises(memory.TooBig, match=r"dpc exp1 200000 x=1: needs about .* nothing was allocated"):
+        run_job(s, "exp1", "200000", "quick", device="cpu", progress=False)
+
+
 def test_a_capacity_round_too_big_stops_before_it_allocates():
     import torch
 

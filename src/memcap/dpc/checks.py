@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memcap.dpc.grid import FAMILY, shape
+from memcap.dpc.grid import FAMILY, jobs, point_bytes, series_value, settings, shape
 
 
 def problems(params: dict) -> list[str]:
@@ -27,4 +27,21 @@ def problems(params: dict) -> list[str]:
             if grp.get("batches", 0) * grp.get("epochs", 0) <= grp.get("window", 100):
                 out.append(f"{FAMILY}.{scale}.groups.{g}: batches*epochs must exceed the accuracy "
                            f"window ({grp.get('window', 100)} batches)")
+    scale = params.get("scale")
+    active = scale.get(FAMILY, scale.get("default")) if isinstance(scale, dict) else scale
+    return out + (memory_problems(params[FAMILY][active], active) if active in (params.get(FAMILY) or {}) and not out else [])
+
+
+def memory_problems(p: dict, active: str) -> list[str]:
+    """Each curve's largest point (every repetition at once) against the machine's memory (torch-free)."""
+    from memcap.training import memory
+
+    out = []
+    for experiment, label in jobs(p):
+        s = settings(p, experiment)
+        sized = [(x, point_bytes(s, series_value(label), x)) for x in s["x"]["values"]]
+        x, parts = max(sized, key=lambda point: sum(point[1].values()))
+        said = memory.problem(f"{FAMILY}.{active}.experiments.{experiment} ({label}, x={x})", parts,
+                              knobs=memory.AOT_KNOBS)
+        out += [said] if said else []
     return out

@@ -98,3 +98,11 @@ def axis_params(axis: str, N: int, dim: int, heads: int, width: int, head_dim: i
     if axis == "depth":         # EXP_depth.py: ×5 layers although the runs have 3 (a leftover)
         return 5 * 4 * d * d * heads + 5 * 2 * d * width + 2 * d * (N + 1)
     return d * (SEQ_LEN + 2 * N + 4 * head_dim * heads)   # Theorem 1: d(S + 2N + 4·d_h·H)
+
+
+def point_bytes(s: dict, series_value: int | None, x: int) -> dict[str, int]:
+    """The memory estimate of one curve point (memcap.training.memory): every repetition's model at once."""
+    from memcap.training import memory
+
+    return memory.aot_job_bytes(s["N"], shape(s, series_value, x), s["repetitions"], s["batch_size"] * s["batches"],
+                                s["batch_size"], s["per_head_proj"])

@@ -33,6 +33,7 @@ from memcap.progress import Progress
 from memcap.runtime import pick_device
 from memcap.stacked_adam import StackedAdam
 from memcap.tasks.lookup import LookupTask, make_task
+from memcap.training import memory
 
 
 @dataclass
@@ -245,6 +246,7 @@ def run_job(s: dict, experiment: str, label: str, scale: str, device: str = "aut
             frames.append(saved["rows"])
             continue
         m = grid.shape(s, series_value, x)
+        memory.check(f"dpc {experiment} {label} x={x}", grid.point_bytes(s, series_value, x), memory.AOT_KNOBS)
         model = AoT(seeds, vocab=N, per_head_proj=s["per_head_proj"], **m).to(device)
         ck = f"{checkpoint_prefix}_x{x}.pt" if checkpoint_prefix else None
         results = train(model, task, seeds, cfg, ck, progress, desc=f"{experiment} {label} x={x}")

@@ -73,6 +73,22 @@ def mlt_point_bytes(s: dict, value: int, T: int, seeds: list[int]) -> dict[str, 
     return mlt_job_bytes(p, [(seed, T, p["heads"], p.get("head_dim") or p["input_dim"]) for seed in seeds])
 
 
+def aot_job_bytes(N: int, m: dict, models: int, sample: int, batch_size: int, per_head_proj: bool,
+                  eval_batch: int = 8192) -> dict[str, int]:
+    """The estimate of a DPC curve's point: `models` AoTs of shape m (dim, head_dim, heads, width, layers)
+    on N tokens, a training sample of `sample` trigrams; a batch's saved activations or an evaluation
+    chunk's logits (eval_batch pairs x N), whichever is larger."""
+    from memcap.models.aot_count import param_count as aot_params
+
+    d, dh, H, W, L = (m[k] for k in ("dim", "head_dim", "heads", "width", "layers"))
+    params = aot_params(N, d, dh, H, W, L, per_head_proj)
+    data = 8 * (N * N + 3 * sample) * models                          # the target table and the sample (int64)
+    batch = 4 * SAVED_COPIES * batch_size * 3 * L * (2 * d + 4 * H * dh + W) * models
+    chunk = 4 * 2 * min(eval_batch, N * N) * N * models
+    return {"data": data, "models": 4 * ADAM_COPIES * params * models, "activations": max(batch, chunk),
+            "torch": TORCH_BYTES}
+
+
 def available_bytes() -> tuple[int, str]:
     """(bytes this job may use, where that number comes from): SLURM's allocation when the job runs
     under it, else the memory the kernel reports available (MemAvailable)."""
@@ -92,7 +108,11 @@ def gib(n: float) -> str:
     return f"{n / 2 ** 30:,.1f} GB" if n >= 2 ** 30 else f"{n / 2 ** 20:,.0f} MB"
 
 
-def problem(key: str, parts: dict[str, int], limit: tuple[int, str] | None = None) -> str | None:
+MLT_KNOBS = "input_dim, context_size, heads, head_dim or the dataset size"
+AOT_KNOBS = "dim, heads, head_dim, the MLP width, N or the repetitions"
+
+
+def problem(key: str, parts: dict[str, int], limit: tuple[int, str] | None = None, knobs: str = MLT_KNOBS) -> str | None:
     """None when the estimate fits; else one line with the key, the estimate, its parts and the limit."""
     limit_bytes, where = limit or available_bytes()
     need = sum(parts.values())
@@ -100,12 +120,11 @@ def problem(key: str, parts: dict[str, int], limit: tuple[int, str] | None = Non
         return None
     said = ", ".join(f"{k} {gib(v)}" for k, v in parts.items())
     return (f"{key}: needs about {gib(need)} of memory ({said}), above {where}, {gib(limit_bytes)}; make it "
-            f"smaller (input_dim, context_size, heads, head_dim or the dataset size) or run it where more "
-            f"memory is free")
+            f"smaller ({knobs}) or run it where more memory is free")
 
 
-def check(key: str, parts: dict[str, int]) -> None:
+def check(key: str, parts: dict[str, int], knobs: str = MLT_KNOBS) -> None:
     """Stop a job before it allocates anything when its estimate is above what it may use."""
-    said = problem(key, parts)
+    said = problem(key, parts, knobs=knobs)
     if said:
         raise TooBig(f"{said}; nothing was allocated")
