@@ -20,7 +20,8 @@ min_steps) at the pack's step time plus its evaluations every eval_every steps o
                  budget^GROWTH where no probe says otherwise.
 
 DPC presets (memcap.capacity.associations): a probe is budget x epochs x batches steps of DPC's loop
-whatever its T, timed the same way (its exact evaluation on the T pairs is one forward pass).
+whatever its T, timed the same way (its exact evaluation on the T pairs is one forward pass). A preset of
+another subject (DPC's MLP arm, the torch block) is named and SKIPPED: its step is its own module's.
 
     python benchmarks/capacity_cost.py [--scale paper] [--seconds 1.5]
     python benchmarks/capacity_cost.py --scale paper_all --runs results/capacity/runs   # the run left to do
@@ -159,6 +160,11 @@ def from_disk(p: dict, arch: tuple[int, int], runs: str, rng) -> tuple[dict, dic
 
 def project(p: dict, name: str, seconds: float, peak: float, runs: str | None) -> dict[str, float]:
     """Print one preset's architectures and their projected core-hours; return the preset's totals."""
+    total = {"today": 0.0, "new": 0.0, "new_packs": 0.0, "run": 0.0}
+    if settings.family(p) not in (settings.MLT, settings.DPC):   # its step is its subject's own loop
+        print(f"\ncapacity.{name} ({settings.label(p)}): SKIPPED, this benchmark times MLT's and DPC's training "
+              f"steps, not the {settings.family(p)} subject's (memcap.capacity.subjects); not in the totals")
+        return total
     dpc = settings.family(p) == settings.DPC
     what = (f"N={p['vocab']} d={p['input_dim']}" if dpc else
             f"d={p['input_dim']} n={p['context_size']} C={p['num_classes']} {p['context']} context")
@@ -167,7 +173,6 @@ def project(p: dict, name: str, seconds: float, peak: float, runs: str | None) -
     print(f"{'H':>3} {'d_h':>4} {'model-steps/s M=1/3/12':>24} {'sgemm M=3/12':>13}   "
           f"{'today (3 seeds)':>16} {'new, k=1':>9} {'new, packs of 12':>17}"
           + ("   the run (k=1): rounds, probes, hours" if runs else ""))
-    total = {"today": 0.0, "new": 0.0, "new_packs": 0.0, "run": 0.0}
     for a in grid.architectures(p):
         rate = measure_dpc(p, *a, seconds) if dpc else measure(p, *a, seconds, peak)
         rng = np.random.default_rng(a[0] * 1000 + a[1])
