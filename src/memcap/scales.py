@@ -33,3 +33,10 @@ def scale_rank(scale: str) -> int:
     """quick < paper (a shipped variant ranks with its scale); a preset of your own ranks with quick (it
     gets quick's resources by default)."""
     return SCALES.index(shipped_scale(scale) or SCALES[0])
+
+
+def active_preset(params: dict, family: str) -> str | None:
+    """The family's preset that `scale` selects (one name for all, or {family: ..., default: ...}), as a
+    family's cross-field checks read it before anything else is resolved; None without a scale."""
+    scale = params.get("scale")
+    return scale.get(family, scale.get("default")) if isinstance(scale, dict) else scale

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from memcap.capacity import subjects   # torch-free to import
+from memcap.capacity.settings import COMPOSITE   # {settings: [names]}: a composite preset
+from memcap.scales import active_preset
 
 FAMILY = "capacity"
-from memcap.capacity.settings import COMPOSITE   # {settings: [names]}: a composite preset
 
 
 def problems(params: dict) -> list[str]:
     out = []
     section = params.get(FAMILY) or {}
-    chosen = params.get("scale")
-    active = chosen.get(FAMILY, chosen.get("default")) if isinstance(chosen, dict) else chosen
+    active = active_preset(params, FAMILY)
     read = {active, *section.get(active, {}).get(COMPOSITE, [])}   # the presets the active one reads
     for scale, p in section.items():
         key = f"{FAMILY}.{scale}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memcap.dpc.grid import FAMILY, jobs, point_bytes, series_value, settings, shape
+from memcap.scales import active_preset
 
 
 def problems(params: dict) -> list[str]:
@@ -27,8 +28,7 @@ def problems(params: dict) -> list[str]:
             if grp.get("batches", 0) * grp.get("epochs", 0) <= grp.get("window", 100):
                 out.append(f"{FAMILY}.{scale}.groups.{g}: batches*epochs must exceed the accuracy "
                            f"window ({grp.get('window', 100)} batches)")
-    scale = params.get("scale")
-    active = scale.get(FAMILY, scale.get("default")) if isinstance(scale, dict) else scale
+    active = active_preset(params, FAMILY)
     return out + (memory_problems(params[FAMILY][active], active) if active in (params.get(FAMILY) or {}) and not out else [])
 
 

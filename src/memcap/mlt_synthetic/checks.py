@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from memcap.scales import active_preset
+
 FAMILY = "mlt_synthetic"
 # The sweeps a figure or table reads (the original's 11 sweeps, docs/method.md; memcap.mlt_synthetic.figures
 # maps them to figures). A sweep of another name is read by nothing unless it is a saturation sweep
@@ -13,8 +15,7 @@ KNOWN_SWEEPS = ("regress_scale_ctx_size", "regress_scale_ctx_size_shared", "regr
 
 def problems(params: dict) -> list[str]:
     out, family = [], params.get(FAMILY) or {}
-    scale = params.get("scale")
-    active = scale.get(FAMILY, scale.get("default")) if isinstance(scale, dict) else scale
+    active = active_preset(params, FAMILY)
     for scale, p in family.items():
         if "defaults" not in p:   # a composite preset: each sweep from a full preset that defines it
             # checked when selected: trimming quick's sweeps for a test grid must not break an unused one

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcap.scales import active_preset
 from memcap.theory.grid import FAMILY, construct_cases, gd_cases, gd_settings
 
 
@@ -21,8 +22,7 @@ def problems(params: dict) -> list[str]:
                        f"{b2['input_dim']}; allowed: context_size < input_dim (constructed weights need n < d)")
         if (gd["head_dim"] or gd["input_dim"]) > gd["input_dim"]:
             out.append(f"{FAMILY}.{scale}.gradient_descent.head_dim: > input_dim; allowed: head_dim <= input_dim")
-    scale = params.get("scale")
-    active = scale.get(FAMILY, scale.get("default")) if isinstance(scale, dict) else scale
+    active = active_preset(params, FAMILY)
     return out + (memory_problems(params[FAMILY][active], active) if active in (params.get(FAMILY) or {}) and not out else [])
 
 
@@ -30,7 +30,7 @@ def memory_problems(p: dict, active: str) -> list[str]:
     """Each gradient-descent case (every seed at once, as it trains) against the machine's memory."""
     from memcap.training import memory
 
-    s, seeds = gd_settings(p), p["seeds"]
+    s, seeds = gd_settings(p["gradient_descent"]), p["seeds"]
     said = [memory.problem(f"{FAMILY}.{active}.gradient_descent (H={c['heads']}, T={c['dataset_size']})",
                            memory.mlt_job_bytes(s, [(seed, c["dataset_size"], c["heads"], c["head_dim"]) for seed in seeds]))
             for c in gd_cases(p)]
@@ -45,7 +45,7 @@ def slow_jobs(params: dict) -> list[str]:
 
     active = memcap_params.scale_of(params, FAMILY)
     p = params[FAMILY][active]
-    s = gd_settings(p)
+    s = gd_settings(p["gradient_descent"])
     flops = sum(len(p["seeds"]) * duration.mlt_model_flops(s, c["heads"], c["head_dim"], c["context_size"], c["dataset_size"])
                 for c in gd_cases(p))
     said = duration.problem(f"{FAMILY}.{active}.gradient_descent ({len(gd_cases(p))} cases)", flops,

@@ -24,7 +24,7 @@ from memcap.theory import features as F
 from memcap.theory import rank_bounds as RB
 from memcap.theory.construct import AssumptionError, ConstructionError
 from memcap.theory.exp_bounds import rank_row
-from memcap.theory.grid import gd_cases
+from memcap.theory.grid import gd_cases, gd_settings
 from memcap.training import memory
 from memcap.theory.mlt_weights import construct_mlt, model_predictions
 from memcap.training.config import TrainConfig
@@ -70,8 +70,8 @@ def run_case(common: dict, g: dict, seeds: list[int], rtol: float, device: torch
     """One (H, T) case: every seed's GD run (batched) and construction, and Prop 2 on the trained weights."""
     rows, ranks = [], []
     H, d, n, dh, T = (common[k] for k in ("heads", "input_dim", "context_size", "head_dim", "dataset_size"))
-    memory.check(f"theory GD H={H} T={T} ({len(seeds)} seeds)", memory.mlt_job_bytes(
-        {**g, "task": "regression", "num_classes": 1}, [(seed, T, H, dh) for seed in seeds]))
+    memory.check(f"theory GD H={H} T={T} ({len(seeds)} seeds)",
+                 memory.mlt_job_bytes(gd_settings(g), [(seed, T, H, dh) for seed in seeds]))
     data = make_data(seeds, dataset_size=T, context_size=n, input_dim=d, context=g["context"],
                      task="regression").to(device)
     model = MLTAttention(seeds, input_dim=d, heads=H, context_size=n, head_dim=dh, out_dim=1).to(device)

@@ -34,6 +34,6 @@ def gd_cases(p: dict) -> list[dict]:
     return cases
 
 
-def gd_settings(p: dict) -> dict:
-    """The gradient-descent runs' settings as the MLT trainer's estimates read them (regression, one output)."""
-    return {**p["gradient_descent"], "task": "regression", "num_classes": 1}
+def gd_settings(g: dict) -> dict:
+    """A preset's `gradient_descent` block as the MLT trainer's estimates read it (regression, one output)."""
+    return {**g, "task": "regression", "num_classes": 1}

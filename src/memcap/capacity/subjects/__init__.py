@@ -30,6 +30,9 @@ import pkgutil
 from types import ModuleType
 
 DEFAULT = "mlt"
+# JSON Schema pieces a subject's SCHEMA is written with (the capacity schema's own, workflow/schemas/)
+POSITIVE = {"type": "integer", "minimum": 1, "maximum": 10000000}
+RATE = {"type": "number", "exclusiveMinimum": 0}
 _REGISTRY: dict[str, ModuleType] = {}
 _FOUND: list[bool] = []   # this package's modules are imported once
 REQUIRED = ("NAME", "SCHEMA", "probe_settings", "folder_name", "params_of", "classes", "context_size", "steps",

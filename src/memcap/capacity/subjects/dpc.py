@@ -3,12 +3,13 @@ where Corollary 1's count H·d_h + d speaks; its model, initialisation and loop 
 
 from __future__ import annotations
 
+from memcap.capacity.subjects import POSITIVE, RATE
+
 NAME = "dpc"
 TRAINING_KEYS = ("batch_size", "batches", "epochs", "lr", "lr_low")   # the DPC trainer's settings
 DATA_KEYS = ("vocab", "input_dim", "pool")
 CONTEXT = 2   # S: a context is a pair of tokens (t_1, t_2)
 
-_positive = {"type": "integer", "minimum": 1, "maximum": 10000000}
 SCHEMA = {
     "description": "DPC's attention-only transformer (its model, initialisation and loop) on T random associations",
     "required": ["family", "vocab", "input_dim", "per_head_proj", "pool", "training"],
@@ -16,16 +17,15 @@ SCHEMA = {
         "family": {"const": NAME},
         "vocab": {"description": "N: tokens; an association is a pair of tokens and a target token",
                   "type": "integer", "minimum": 2, "maximum": 4096},
-        "input_dim": {"description": "d", **_positive},
+        "input_dim": {"description": "d", **POSITIVE},
         "per_head_proj": {"description": "rows with d_h < d: the paper's per-head d -> d_h -> d maps (false: the "
                                          "original code's one shared pair)", "type": "boolean"},
-        "pool": {"description": "pairs in each seed's order (at most N²); every probe takes the first T", **_positive},
+        "pool": {"description": "pairs in each seed's order (at most N²); every probe takes the first T", **POSITIVE},
         "training": {
             "description": "DPC trainer settings (a group of the original notebook) used by every probe",
             "type": "object", "additionalProperties": False, "required": list(TRAINING_KEYS),
-            "properties": {"batch_size": _positive, "batches": _positive, "epochs": _positive,
-                           "lr": {"type": "number", "exclusiveMinimum": 0},
-                           "lr_low": {"type": "number", "exclusiveMinimum": 0}}},
+            "properties": {"batch_size": POSITIVE, "batches": POSITIVE, "epochs": POSITIVE, "lr": RATE,
+                           "lr_low": RATE}},
     },
 }
 

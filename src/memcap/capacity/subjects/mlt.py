@@ -4,6 +4,8 @@ memcap.training (memcap.capacity.probes)."""
 
 from __future__ import annotations
 
+from memcap.capacity.subjects import POSITIVE, RATE
+
 NAME = "mlt"
 # The MLT trainer's settings a probe takes from the preset's `training` block.
 TRAINING_KEYS = ("lr", "batch_size", "epochs", "min_steps", "eval_every", "early_stop")
@@ -11,26 +13,25 @@ TRAINING_KEYS = ("lr", "batch_size", "epochs", "min_steps", "eval_every", "early
 DATA_KEYS = ("input_dim", "context_size", "num_classes", "context", "pool")
 OPTIONAL_DATA_KEYS = {"value_dim": 1}   # d_v: values a head; a probe's key names it only when given
 
-_positive = {"type": "integer", "minimum": 1, "maximum": 10000000}
 SCHEMA = {
     "description": "T50 by search, the dataset size half the trained models memorize (MLT model and trainer)",
     "required": ["input_dim", "context_size", "num_classes", "context", "pool", "training"],
     "properties": {
         "family": {"const": NAME},
-        "input_dim": {"description": "d", **_positive, "default": 8},
-        "context_size": {"description": "n (< d for Theorem 1)", **_positive, "default": 4},
+        "input_dim": {"description": "d", **POSITIVE, "default": 8},
+        "context_size": {"description": "n (< d for Theorem 1)", **POSITIVE, "default": 4},
         "num_classes": {"description": "C-way labels", "type": "integer", "minimum": 2, "default": 100},
         "context": {"description": "shared or random contexts", "type": "string", "enum": ["shared", "random"],
                     "default": "shared"},
         "pool": {"description": "examples drawn per seed; every probe takes the first T (the largest T probed)",
-                 **_positive},
+                 **POSITIVE},
         "value_dim": {"description": "d_v: values a head, the readout seeing H·d_v numbers (the paper's: 1)",
-                      **_positive},
+                      **POSITIVE},
         "training": {
             "description": "trainer settings (keys of the MLT defaults) used by every probe",
             "type": "object", "additionalProperties": False, "required": list(TRAINING_KEYS),
-            "properties": {"lr": {"type": "number", "exclusiveMinimum": 0}, "batch_size": _positive,
-                           "epochs": _positive, "min_steps": _positive, "eval_every": _positive,
+            "properties": {"lr": RATE, "batch_size": POSITIVE,
+                           "epochs": POSITIVE, "min_steps": POSITIVE, "eval_every": POSITIVE,
                            "early_stop": {"type": "boolean"}}},
     },
 }

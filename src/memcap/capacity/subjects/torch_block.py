@@ -13,25 +13,26 @@ train accuracy at the end.
 
 from __future__ import annotations
 
+from memcap.capacity.subjects import POSITIVE, RATE
+
 NAME = "torch_block"
 TRAINING_KEYS = ("lr", "batch_size", "steps")
 DATA_KEYS = ("input_dim", "context_size", "num_classes", "pool", "mlp_width")
 
-_positive = {"type": "integer", "minimum": 1, "maximum": 10000000}
 SCHEMA = {
     "description": "torch.nn.MultiheadAttention (+ an optional MLP) on MLT's classification task, shared context",
     "required": ["family", "input_dim", "context_size", "num_classes", "pool", "mlp_width", "training"],
     "properties": {
         "family": {"const": NAME},
-        "input_dim": {"description": "d: a token's features", **_positive},
-        "context_size": {"description": "n: context tokens", **_positive},
+        "input_dim": {"description": "d: a token's features", **POSITIVE},
+        "context_size": {"description": "n: context tokens", **POSITIVE},
         "num_classes": {"description": "C-way labels", "type": "integer", "minimum": 2},
-        "pool": {"description": "examples drawn per seed; every probe takes the first T", **_positive},
+        "pool": {"description": "examples drawn per seed; every probe takes the first T", **POSITIVE},
         "mlp_width": {"description": "the MLP's hidden width after the attention (0: attention alone)",
                       "type": "integer", "minimum": 0, "maximum": 100000},
         "training": {"type": "object", "additionalProperties": False, "required": list(TRAINING_KEYS),
-                     "properties": {"lr": {"type": "number", "exclusiveMinimum": 0}, "batch_size": _positive,
-                                    "steps": _positive}},
+                     "properties": {"lr": RATE, "batch_size": POSITIVE,
+                                    "steps": POSITIVE}},
     },
 }
 EXAMPLE = {"family": NAME, "input_dim": 8, "context_size": 4, "num_classes": 10, "pool": 64, "mlp_width": 0,
