@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "memcap"
 FAMILIES = ("mlt_synthetic", "theory", "dpc", "assumptions", "capacity")
 # The floors, from the ground up: a module imports only modules of its own floor or below.
 FLOORS = (
-    {"memcap", "errors", "lazy_import", "scales", "keys", "bounds", "progress", "quick_exit", "run_lock", "runtime",
+    {"memcap", "errors", "lazy_import", "memory_limit", "scales", "keys", "bounds", "progress", "quick_exit", "run_lock", "runtime",
      "stats", "plotting", "provenance", "results", "run_summary", "checkpoint", "stacked_adam", "models", "tasks"},
     {"params"},
     {"training"},

@@ -207,6 +207,8 @@ def test_a_flipped_byte_in_a_remote_object_leaves_that_file_absent_and_restores_
         assert failed.returncode == 1 and f"mlt_synthetic: {name} (" in failed.stderr, (verify, said)
         assert f"{name}: object {digest} in {remote} does not match its hash" in failed.stderr, said
         assert "dvc repro mlt_synthetic" in failed.stderr and "Traceback" not in said, said
+        # what rebuilding it costs: the time its job took when it was made (the restored runs table)
+        assert re.search(r"Their last build trained [\d.,]+ (min|h) on cpu \(1 of 1 files' times", failed.stderr), said
         assert _digest(root, "results", "figures") == before and not (root / name).exists()
         assert not cached.exists(), verify                # never left in the cache to be checked out later
     planned = restored.run("snakemake", "--dry-run", "--quiet", "rules", env=env).stdout
@@ -299,3 +301,27 @@ def test_an_interrupted_pull_then_a_pull_restores_exactly_the_published_state(re
     for f in junk:                          # one left by an interrupted `dvc repro`: never recorded
         f.write_bytes(b"")
     assert _changed_outs(restored) == {}
+
+
+def test_a_partial_pull_says_what_the_absent_files_took_to_train(tmp_path, monkeypatch):
+    """The rebuild's cost in the partial pull's message: each absent run file's job time from its family's
+    restored table (MLT's runs by job, capacity's probes by architecture, seed, T and budget), summed;
+    nothing said for a file no table records."""
+    import pandas as pd
+
+    monkeypatch.syspath_prepend(str(REPO / "tools"))
+    import dvc_pull
+
+    monkeypatch.chdir(tmp_path)
+    for family, name, rows in (
+            ("mlt_synthetic", "runs.parquet", {"job": ["paper/scale_head/4/T550-aa", "paper/scale_head/4/T550-aa"],
+                                               "wall_time_s": [590.0, 600.0], "device": ["cpu", "cpu"]}),
+            ("capacity", "probes.parquet", {"heads": [5], "head_dim": [64], "seed": [0], "dataset_size": [1966],
+                                            "budget": [1], "wall_time_s": [1200.0], "device": ["cpu"]})):
+        (tmp_path / "results" / family / "tables").mkdir(parents=True)
+        pd.DataFrame(rows).to_parquet(tmp_path / "results" / family / "tables" / name)
+    job, probe = ("results/mlt_synthetic/runs/paper/scale_head/4/T550-aa.parquet",
+                  "results/capacity/runs/probes/H5_dh64-15186b72/seed0_T1966_x1.parquet")
+    said = dvc_pull.last_build([job, probe, "results/theory/tables/gd.parquet"])
+    assert "trained 30.0 min on cpu (2 of 3 files' times recorded" in said, said   # 600 s (the job) + 1200 s
+    assert dvc_pull.last_build(["results/capacity/runs/probes/H5_dh64-15186b72/seed1_T1966_x1.parquet"]) == ""

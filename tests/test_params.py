@@ -1,6 +1,7 @@
 """params.yaml validation: every bad value stops the run with a message naming key, value, allowed."""
 
 import copy
+import os
 import re
 import subprocess
 import sys
@@ -317,10 +318,34 @@ def test_a_capacity_round_too_big_stops_before_it_allocates():
     from memcap.capacity import probes
     from memcap.training import memory
 
-    p = memcap_params.validate(_with("capacity.quick.input_dim", 1_000_000))["capacity"]["quick"]
+    # a preset the active one does not read (params check would name it first)
+    p = memcap_params.validate(_active(_with("capacity.quick.input_dim", 1_000_000), "capacity", "paper"))["capacity"]["quick"]
     with pytest.raises(memory.TooBig, match=r"capacity H=1 d_h=4 \(2 probes, T up to 64\): needs about"):
         probes.train_probes([probes.Probe(1, 4, 0, 64), probes.Probe(1, 4, 1, 64)], p, torch.device("cpu"),
                             lambda probe, row: None, progress=False)
+
+
+def test_an_assumptions_track_too_big_is_named_by_params_check_and_stops_its_job(tmp_path):
+    """A track's job (its models, one batch through the largest, the rank checks, torch): params check names
+    the preset and track when a million-example batch cannot fit; under a SLURM allocation too small the job
+    stops before any model is loaded, with the estimate and the limit; the shipped presets fit."""
+    import subprocess
+
+    for preset in ("quick", "paper"):
+        memcap_params.validate(_active(copy.deepcopy(PARAMS), "assumptions", preset))
+    big = _active(_with("assumptions.quick.batch_size", 1_000_000), "assumptions", "quick")
+    big["assumptions"]["quick"]["text"]["gpt2"]["count"] = 1_000_000      # a batch is at most the track's examples
+    with pytest.raises(memcap_params.ParamsError, match=r"assumptions\.quick \(track gpt2\): needs about [\d,.]+ GB of "
+                                                        r"memory \(models .* activations .*\), above .* make it smaller \(batch_size"):
+        memcap_params.validate(big)
+    env = {**os.environ, "SLURM_MEM_PER_NODE": "300", "PATH": f"{REPO / '.venv' / 'bin'}:{os.environ['PATH']}"}
+    out = tmp_path / "checks.parquet"
+    job = subprocess.run(["memcap", "assumptions", "track", "--params", str(REPO / "params.yaml"), "--scale", "quick",
+                          "--track", "bert", "--out", str(out), "--curves", str(tmp_path / "curves.parquet")],
+                         capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert job.returncode != 0 and "(track bert): needs about" in job.stderr, job.stderr
+    assert "its SLURM allocation (--mem), 300 MB" in job.stderr, job.stderr
+    assert "Traceback" not in job.stderr and not out.exists()
 
 
 # ---- time before a job is submitted (memcap.training.duration) -----------------------------------------
@@ -358,6 +383,32 @@ def test_the_time_floor_is_below_what_a_trainer_measured():
     p = {**s, **shape(s, 60)}
     floor = duration.least_seconds(duration.mlt_model_flops(p, 60, 64, p["context_size"], 40_000), {"threads": 1})
     assert 60 < floor < 2 * 3600
+
+
+def test_a_dpc_curve_that_cannot_finish_is_named_and_its_floor_is_below_a_measured_job():
+    """DPC's curve jobs get a floor too (the readout's arithmetic, or its steps at 20 µs each, whichever is
+    more): a million epochs a point at quick's resources are named with the floor and the limit; a quick job
+    trained here takes longer than its floor (a floor above a measurement would flag jobs that finish)."""
+    import time
+
+    from memcap.dpc import checks, grid
+    from memcap.dpc.train import run_job
+    from memcap.training import duration
+
+    own = copy.deepcopy(PARAMS)
+    own["dpc"]["mine"] = copy.deepcopy(own["dpc"]["quick"])
+    for g in own["dpc"]["mine"]["groups"].values():
+        g["epochs"] = 1_000_000
+    said = memcap_params.slow_jobs(memcap_params.validate(_active(own, "dpc", "mine")))
+    assert said and all(re.search(r"^dpc\.mine\.experiments\.\w+ \(\w+\): at least [\d.,]+ (h|min) of training steps .* "
+                                  r"above its runtime limit of 30\.0 min", line) for line in said), said
+    quick = grid.settings(PARAMS["dpc"]["quick"], "exp2")
+    start = time.perf_counter()
+    run_job(quick, "exp2", "all", "quick", device="cpu", progress=False)
+    measured = time.perf_counter() - start
+    floor = max(duration.least_seconds(checks.job_flops(quick, "all"), {"threads": 1}),
+                checks.job_steps(quick) * duration.EAGER_STEP_S)
+    assert floor < measured, (floor, measured)
 
 
 # ---- variant presets (`from:`) -----------------------------------------------------------------------

@@ -272,6 +272,52 @@ def check_outputs(repo, targets: list[str], kept: list[str]) -> None:
         raise PullFailed("memcap: pulled outputs do not match dvc.lock:", *bad)
 
 
+PROBE_FILE = re.compile(r"^results/capacity/runs/probes/H(\d+)_dh(\d+)[^/]*/seed(\d+)_T(\d+)_x(\d+)\.parquet$")
+
+
+def _recorded(family: str, cache: dict):
+    """A family's table of what its run files took (restored above), or None: MLT's and DPC's runs
+    tables (a row a model, `job` the run file), capacity's probes table."""
+    import pandas as pd
+
+    if family not in cache:
+        path = Path("results", family, "tables", "probes.parquet" if family == "capacity" else "runs.parquet")
+        try:
+            cache[family] = pd.read_parquet(path) if path.exists() else None
+        except Exception:   # a table that does not read gives no estimate; the pull's verdict stands
+            cache[family] = None
+    return cache[family]
+
+
+def last_build(files: list[str]) -> str:
+    """The training time the absent run files took when they were made, from their families' tables:
+    each job's seconds (its longest row: a pack's models train together), summed; '' when none is recorded."""
+    cache, seconds, devices, found = {}, 0.0, set(), 0
+    for f in files:
+        parts = Path(f).parts
+        if len(parts) < 4 or parts[0] != "results" or parts[2] != "runs" or not f.endswith(".parquet"):
+            continue
+        t = _recorded(parts[1], cache)
+        if t is None or "wall_time_s" not in t:
+            continue
+        probe = PROBE_FILE.match(f)
+        if probe and {"heads", "head_dim", "seed", "dataset_size", "budget"} <= set(t):
+            H, dh, seed, T, b = map(int, probe.groups())
+            rows = t[(t.heads == H) & (t.head_dim == dh) & (t.seed == seed) & (t.dataset_size == T) & (t.budget == b)]
+        elif "job" in t:
+            rows = t[t.job == str(Path(*parts[3:]).with_suffix(""))]
+        else:
+            continue
+        if len(rows):
+            seconds, found = seconds + float(rows.wall_time_s.max()), found + 1
+            devices.update(str(d) for d in rows.device)
+    if not found:
+        return ""
+    took = f"{seconds / 3600:,.1f} h" if seconds >= 3600 else f"{seconds / 60:,.1f} min"
+    return (f" Their last build trained {took} on {', '.join(sorted(devices))} ({found} of {len(files)} "
+            "files' times recorded in their family's results/<family>/tables).")
+
+
 def partial_report(bad: dict[str, str], broken: list[str], url: str, where: str, targets: list[str]) -> list[str]:
     """What was not restored, by stage, and the two ways to get it."""
     stages, corrupt = lock_stages(targets), remote_corrupt(targets, url)
@@ -285,7 +331,7 @@ def partial_report(bad: dict[str, str], broken: list[str], url: str, where: str,
     lines += [f"  ... and {len(bad) - 20} more"] if len(bad) > 20 else []
     lines += [f"  corrupted on the {where}:", *(f"    {c}" for c in corrupt[:20])] if corrupt else []
     lines += [f"  To rebuild exactly those: dvc repro {' '.join(broken)} (Snakemake reruns only the jobs of the "
-              "absent files and what reads them; `snakemake -n` lists them).",
+              f"absent files and what reads them; `snakemake -n` lists them).{last_build(list(bad))}",
               "  Or restore those objects on the remote from a good copy (or pull from another remote:",
               f"  {OTHER_REMOTE}), then run make pull again."]
     return lines

@@ -15,4 +15,5 @@ tracks.py      one track job: its data source through its models -> checks and F
 aggregate.py   the family Parquet of every check; Table 1 and Table 3 (markdown + LaTeX); TABLES
 figures.py     Fig 1 (fraction of full-rank k-subsets vs k); FIGURES names it
 checks.py      what JSON Schema cannot say about the `assumptions` section (torch-free)
+sizes.py       a track job's memory estimate before any model is loaded (torch-free)
 """

@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 from memcap.assumptions.grid import FAMILY, MINILM_MAX_N, TEXT_TRACKS, VISION_TRACKS
+from memcap.scales import active_preset
 
 
 def problems(params: dict) -> list[str]:
+    out = shape_problems(params)
+    active = active_preset(params, FAMILY)
+    return out + (memory_problems(params[FAMILY][active], active) if active in (params.get(FAMILY) or {}) and not out else [])
+
+
+def memory_problems(p: dict, active: str) -> list[str]:
+    """Each track's job at the active preset against the machine's memory (memcap.assumptions.sizes)."""
+    from memcap.assumptions import sizes
+
+    said = [sizes.problem(f"{FAMILY}.{active} (track {track})", p, track) for track in VISION_TRACKS + TEXT_TRACKS]
+    return [s for s in said if s]
+
+
+def shape_problems(params: dict) -> list[str]:
     problems = []
     for scale, p in (params.get(FAMILY) or {}).items():
         key = f"{FAMILY}.{scale}"

@@ -64,10 +64,14 @@ def _digits_vit(args) -> None:
 
 def _track(args) -> None:
     from memcap import results, runtime
-    from memcap.assumptions import tracks
+    from memcap.assumptions import sizes, tracks
     from memcap.assumptions.grid import VISION_TRACKS
+    from memcap.memory_limit import TooBig
 
     params, preset = _setup(args)
+    said = sizes.problem(f"assumptions track {args.track}", preset, args.track)
+    if said:                             # before any model is loaded
+        raise TooBig(f"{said}; nothing was loaded")
     device = runtime.pick_device(params["device"])
     if args.track in VISION_TRACKS:
         checks, curves, meta = tracks.run_vision(preset, args.track, device, args.digits_vit)

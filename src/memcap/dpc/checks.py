@@ -45,3 +45,30 @@ def memory_problems(p: dict, active: str) -> list[str]:
                               knobs=memory.AOT_KNOBS)
         out += [said] if said else []
     return out
+
+
+def job_flops(s: dict, label: str) -> float:
+    """A floor of one curve job's arithmetic: every point and repetition, each training example's
+    readout onto the N tokens forward and backward (6·N·d; the attention adds more) and one evaluation of
+    the N² pairs (2·N·d each): the readout alone is a lower bound of the job's work."""
+    steps = s["epochs"] * s["batches"] * s["batch_size"]
+    return sum(s["repetitions"] * s["N"] * shape(s, series_value(label), x)["dim"] * (6 * steps + 2 * s["N"] ** 2)
+               for x in s["x"]["values"])
+
+
+def job_steps(s: dict) -> int:
+    """A curve job's training steps: every point one after another (its repetitions packed in each step)."""
+    return len(s["x"]["values"]) * s["epochs"] * s["batches"]
+
+
+def slow_jobs(params: dict) -> list[str]:
+    """The curve jobs of the active preset whose floor (arithmetic, or its steps one after another) is
+    above their runtime limit (memcap.training.duration)."""
+    from memcap import params as memcap_params
+    from memcap.training import duration
+
+    active = memcap_params.scale_of(params, FAMILY)
+    p, sizes = params[FAMILY][active], memcap_params.job_sizes(params, "train", FAMILY)
+    said = [duration.problem(f"{FAMILY}.{active}.experiments.{e} ({label})", job_flops(settings(p, e), label), sizes,
+                             "params.yaml resources, train runtime", job_steps(settings(p, e))) for e, label in jobs(p)]
+    return [s for s in said if s]

@@ -17,6 +17,9 @@ from memcap.training.schedule import mlt_num_steps
 # (2·2·16·6e9 = 384e9; today's cores run at most ~200e9) and twice an H100's 67e12 (memcap keeps
 # matmuls at full float32, no TF32: memcap.runtime.enable_determinism).
 FLOOR_RATE = {"cpu_thread": 384e9, "gpu": 134e12}
+# An eager training step's least time on any device: its forward, backward and optimizer are dozens of
+# operator calls, each at least ~1 µs of Python and dispatch (measured: a packed DPC step 130 µs on a CPU).
+EAGER_STEP_S = 20e-6
 
 
 def mlt_model_flops(s: dict, heads: int, head_dim: int, context_size: int, T: int) -> float:
@@ -44,13 +47,16 @@ def clock(seconds: float) -> str:
     return f"{seconds / 3600:,.1f} h" if seconds >= 3600 else f"{seconds / 60:,.1f} min"
 
 
-def problem(key: str, flops: float, sizes: dict, where: str) -> str | None:
+def problem(key: str, flops: float, sizes: dict, where: str, eager_steps: int = 0) -> str | None:
     """None when the floor fits the job's runtime limit; else one line with the key, the floor, the limit
-    and what to change. `where` names the limit's params key."""
-    floor, limit = least_seconds(flops, sizes), 60 * sizes["runtime"]
+    and what to change. `where` names the limit's params key; eager_steps, a job's training steps run
+    one by one (each at least EAGER_STEP_S), where that floor is above its arithmetic's."""
+    arithmetic, launches = least_seconds(flops, sizes), eager_steps * EAGER_STEP_S
+    floor, limit = max(arithmetic, launches), 60 * sizes["runtime"]
     if floor <= limit:
         return None
     hardware = "one GPU" if sizes.get("gpu", 0) > 0 else f"{sizes.get('threads', 1)} CPU thread(s)"
-    return (f"{key}: at least {clock(floor)} of arithmetic ({flops:.3g} FLOPs at {least_rate(sizes):.3g} FLOP/s, "
-            f"more than {hardware} compute), above its runtime limit of {clock(limit)} ({where}); it cannot "
+    what = (f"of arithmetic ({flops:.3g} FLOPs at {least_rate(sizes):.3g} FLOP/s, more than {hardware} compute)"
+            if arithmetic >= launches else f"of training steps ({eager_steps:,} steps at {EAGER_STEP_S * 1e6:g} µs each at least)")
+    return (f"{key}: at least {clock(floor)} {what}, above its runtime limit of {clock(limit)} ({where}); it cannot "
             f"finish in its first attempt: raise the runtime or make the job smaller")

@@ -12,22 +12,15 @@ traceback, or the kernel killing a swapping job.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from memcap.errors import ParamsError
+from memcap import memory_limit
+from memcap.memory_limit import TORCH_BYTES, TooBig, available_bytes, gib  # noqa: F401 (the trainers' names)
 from memcap.models.mlt_work import param_count
 from memcap.tasks import mlt_sizes
 from memcap.training.config import EVAL_BATCH, EVAL_BYTES
 from memcap.training.sizes import shape
 
-TORCH_BYTES = 400 * 2 ** 20   # the interpreter, torch and its allocator's slack
 ADAM_COPIES = 4               # weights, gradients, Adam's first and second moments
 SAVED_COPIES = 3              # a batch's intermediates: forward values kept for backward, their gradients
-
-
-class TooBig(ParamsError):
-    """A job whose estimated memory is above the machine's: the key, both numbers and what to change."""
 
 
 def mlt_example_bytes(input_dim: int, heads: int, head_dim: int, context_size: int, value_dim: int,
@@ -89,42 +82,13 @@ def aot_job_bytes(N: int, m: dict, models: int, sample: int, batch_size: int, pe
             "torch": TORCH_BYTES}
 
 
-def available_bytes() -> tuple[int, str]:
-    """(bytes this job may use, where that number comes from): SLURM's allocation when the job runs
-    under it, else the memory the kernel reports available (MemAvailable)."""
-    slurm = os.environ.get("SLURM_MEM_PER_NODE")
-    if slurm and slurm.isdigit():
-        return int(slurm) * 2 ** 20, "its SLURM allocation (--mem)"
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024, "this machine's available memory"
-    except OSError:
-        pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "this machine's free memory"
-
-
-def gib(n: float) -> str:
-    return f"{n / 2 ** 30:,.1f} GB" if n >= 2 ** 30 else f"{n / 2 ** 20:,.0f} MB"
-
-
 MLT_KNOBS = "input_dim, context_size, heads, head_dim or the dataset size"
 AOT_KNOBS = "dim, heads, head_dim, the MLP width, N or the repetitions"
 
 
 def problem(key: str, parts: dict[str, int], limit: tuple[int, str] | None = None, knobs: str = MLT_KNOBS) -> str | None:
-    """None when the estimate fits; else one line with the key, the estimate, its parts and the limit."""
-    limit_bytes, where = limit or available_bytes()
-    need = sum(parts.values())
-    if need <= limit_bytes:
-        return None
-    said = ", ".join(f"{k} {gib(v)}" for k, v in parts.items())
-    return (f"{key}: needs about {gib(need)} of memory ({said}), above {where}, {gib(limit_bytes)}; make it "
-            f"smaller ({knobs}) or run it where more memory is free")
+    return memory_limit.problem(key, parts, knobs, limit)
 
 
 def check(key: str, parts: dict[str, int], knobs: str = MLT_KNOBS) -> None:
-    """Stop a job before it allocates anything when its estimate is above what it may use."""
-    said = problem(key, parts, knobs=knobs)
-    if said:
-        raise TooBig(f"{said}; nothing was allocated")
+    memory_limit.check(key, parts, knobs)
