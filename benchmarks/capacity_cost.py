@@ -21,7 +21,9 @@ min_steps) at the pack's step time plus its evaluations every eval_every steps o
 
 DPC presets (memcap.capacity.associations): a probe is budget x epochs x batches steps of DPC's loop
 whatever its T, timed the same way (its exact evaluation on the T pairs is one forward pass). A preset of
-another subject (DPC's MLP arm, the torch block) is named and SKIPPED: its step is its own module's.
+any other subject (DPC's MLP arm, the torch block, your own) is timed through its own train_probes, a
+pack of M probes trained a few steps (the subject's with_steps), evaluation included; a subject without
+with_steps is named and SKIPPED. Its share of sgemm is not given (memcap counts no FLOPs of its step).
 
     python benchmarks/capacity_cost.py [--scale paper] [--seconds 1.5]
     python benchmarks/capacity_cost.py --scale paper_all --runs results/capacity/runs   # the run left to do
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -84,6 +87,33 @@ def measure_dpc(p: dict, H: int, dh: int, seconds: float) -> dict:
     return {"step": step, "share": {M: math.nan for M in PACKS}, "eval_row_s": 0.0}
 
 
+def measure_subject(p: dict, H: int, dh: int, seconds: float) -> dict:
+    """Seconds a step of a pack of M models through the subject's own train_probes: the pack trained n
+    steps (its with_steps), n growing until one run takes `seconds`, after a warm-up run."""
+    from memcap.capacity import subjects
+    from memcap.capacity.probes import Probe
+
+    subject = subjects.of(p)
+    step = {}
+    for M in PACKS:
+        probes = [Probe(H, dh, seed, min(p["pool"], 256), 1) for seed in range(M)]
+        def run(n: int) -> None:
+            with warnings.catch_warnings():   # torch.func's "no batching rule" notes: the timing is what is asked
+                warnings.simplefilter("ignore", UserWarning)
+                subject.train_probes(probes, subject.with_steps(p, n), "cpu", lambda *_: None, progress=False)
+        run(2)
+        n = 4
+        while True:
+            start = time.perf_counter()
+            run(n)
+            spent = time.perf_counter() - start
+            if spent >= seconds or n >= 10 ** 5:
+                break
+            n *= 4
+        step[M] = spent / n
+    return {"step": step, "share": {M: math.nan for M in PACKS}, "eval_row_s": 0.0}
+
+
 def step_seconds(rate: dict, M: int) -> float:
     """A pack of M models' step: measured at PACKS, else the line through M = 1 and 12."""
     s = rate["step"]
@@ -94,8 +124,10 @@ def pack_seconds(p: dict, probes: list[tuple], rate: dict) -> float:
     t = p["training"]
     if not probes:
         return 0.0
-    if settings.family(p) == settings.DPC:   # every probe: budget x epochs x batches steps, whatever its T
-        return max(b * t["epochs"] * t["batches"] for *_, b in probes) * step_seconds(rate, len(probes))
+    if settings.family(p) != settings.MLT:   # a probe's steps are its subject's (DPC's: whatever its T)
+        from memcap.capacity import subjects
+
+        return max(subjects.of(p).steps(p, T, b) for _, _, _, T, b in probes) * step_seconds(rate, len(probes))
     steps = [mlt_num_steps(T, b * t["min_steps"], b * t["epochs"], t["batch_size"]) for _, _, _, T, b in probes]
     evals = sum(S / t["eval_every"] * T for S, (_, _, _, T, _) in zip(steps, probes)) * rate["eval_row_s"]
     return max(steps) * step_seconds(rate, len(probes)) + evals
@@ -161,20 +193,24 @@ def from_disk(p: dict, arch: tuple[int, int], runs: str, rng) -> tuple[dict, dic
 def project(p: dict, name: str, seconds: float, peak: float, runs: str | None) -> dict[str, float]:
     """Print one preset's architectures and their projected core-hours; return the preset's totals."""
     total = {"today": 0.0, "new": 0.0, "new_packs": 0.0, "run": 0.0}
-    if settings.family(p) not in (settings.MLT, settings.DPC):   # its step is its subject's own loop
-        print(f"\ncapacity.{name} ({settings.label(p)}): SKIPPED, this benchmark times MLT's and DPC's training "
-              f"steps, not the {settings.family(p)} subject's (memcap.capacity.subjects); not in the totals")
+    from memcap.capacity import subjects
+
+    family = settings.family(p)
+    if family not in (settings.MLT, settings.DPC) and not hasattr(subjects.of(p), "with_steps"):
+        print(f"\ncapacity.{name} ({settings.label(p)}): SKIPPED, the {family} subject has no with_steps "
+              f"(memcap.capacity.subjects: a short run to time its pack); not in the totals")
         return total
-    dpc = settings.family(p) == settings.DPC
-    what = (f"N={p['vocab']} d={p['input_dim']}" if dpc else
-            f"d={p['input_dim']} n={p['context_size']} C={p['num_classes']} {p['context']} context")
+    dpc = family == settings.DPC
+    what = (f"N={p['vocab']} d={p['input_dim']}" if "vocab" in p else
+            f"d={p['input_dim']} n={p['context_size']} C={p['num_classes']} {p.get('context', 'shared')} context")
     print(f"\ncapacity.{name} ({settings.label(p)}): {what}, seeds {search.min_seeds(p)} to {len(p['seeds'])}, "
           f"width {search.width(p)}, budgets {grid.budgets(p)}")
     print(f"{'H':>3} {'d_h':>4} {'model-steps/s M=1/3/12':>24} {'sgemm M=3/12':>13}   "
           f"{'today (3 seeds)':>16} {'new, k=1':>9} {'new, packs of 12':>17}"
           + ("   the run (k=1): rounds, probes, hours" if runs else ""))
     for a in grid.architectures(p):
-        rate = measure_dpc(p, *a, seconds) if dpc else measure(p, *a, seconds, peak)
+        rate = (measure_dpc(p, *a, seconds) if dpc else measure(p, *a, seconds, peak) if family == settings.MLT
+                else measure_subject(p, *a, seconds))
         rng = np.random.default_rng(a[0] * 1000 + a[1])
         start = grid.start_size(p, *a)
         thresholds = {int(s): float(v) for s, v in zip(p["seeds"], transition.simulate_thresholds(start, SPREAD, len(p["seeds"]), rng))}
@@ -194,7 +230,7 @@ def project(p: dict, name: str, seconds: float, peak: float, runs: str | None) -
             total["run"] += hours
             cells += f"   {len(left):>2} rounds {sum(map(len, left)):>3} probes {hours:6.2f} h"
         steps = "/".join(f"{M / rate['step'][M]:,.0f}" for M in PACKS)
-        share = "/".join(f"{100 * rate['share'][M]:.0f}%" for M in (3, 12))
+        share = "/".join("–" if math.isnan(rate["share"][M]) else f"{100 * rate['share'][M]:.0f}%" for M in (3, 12))
         print(f"{a[0]:>3} {a[1]:>4} {steps:>24} {share:>13}   {cells}", flush=True)
     print(f"capacity.{name}, core-hours at one thread a job: today {total['today']:.1f}, new {total['new']:.1f} "
           f"(packs of 12: {total['new_packs']:.1f})"

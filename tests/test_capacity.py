@@ -675,3 +675,26 @@ def test_sentences_name_a_dpc_architecture_with_its_d():
     assert [words._arch(r) for r in dpc] == ["d=4 H=4 d_h=4", "d=8 H=4 d_h=4"]
     mlt = Row(setting="mlt/classification C=100 d_v=4", readout="classification", input_dim=64, heads=2, head_dim=64, value_dim=4)
     assert words._arch(mlt) == "H=2 d_h=64 d_v=4"
+
+
+def test_models_of_one_task_are_set_side_by_side_at_about_equal_parameters():
+    """Two models on one task (same readout, labels, d and n): each architecture of the second beside the
+    first's at the nearest parameter count within 1.5x, T₅₀'s ratio with its interval; a model on another
+    task (other d) is not compared, and a quick preset's label says it is a stand-in."""
+    from memcap.capacity import settings
+
+    sec = memcap_params.load("params.yaml", {"scale": {"default": "quick", "capacity": "paper_all"}})["capacity"]
+    assert settings.label(sec["quick"], "quick").endswith("(QUICK STAND-IN)")
+    assert settings.label(sec["paper"], "paper") == "mlt/classification C=100"
+
+    def row(setting, d, params, t50):
+        return {"setting": setting, "setting_base": setting, "variant": None, "readout": "classification", "d_out": 100,
+                "input_dim": d, "context_size": 4, "heads": 2, "head_dim": 4, "value_dim": 1, "param_count": params,
+                "bits_per_param": t50 * 6.64 / params, "law_T": t50, "law_low": t50 / 1.2, "law_high": t50 * 1.2,
+                "lower_bound": False}
+    cap = pd.DataFrame([row("layer", 8, 1000, 50), row("block", 8, 1100, 200), row("block", 8, 5000, 900),
+                        row("block", 16, 1000, 300)])
+    said = words.side_by_side_sentences(cap)
+    assert len(said) == 1 and said[0].startswith("Models on one task, beside layer"), said
+    assert "(1,100 params) vs H=2 d_h=4 (1,000): 4.00 [" in said[0] and "5,000" not in said[0], said
+    assert words.side_by_side_sentences(cap[cap.input_dim == 8].iloc[:1]) == []   # one model: nothing to compare

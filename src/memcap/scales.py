@@ -8,6 +8,7 @@ they are labeled, stored and published as their scale. Any other preset name is 
 from __future__ import annotations
 
 SCALES = ("quick", "paper")
+STAND_IN_MARK = " (QUICK STAND-IN)"   # a quick preset's rows carry it beside the paper task's (a table of both)
 
 
 def shipped_scale(preset: str) -> str | None:
@@ -22,6 +23,15 @@ def scale_note(scale: str) -> str:
     if shipped_scale(scale) == "quick":
         return "QUICK STAND-IN: reduced grid"
     return f"OWN PRESET {scale!r}: not the papers' settings" if shipped_scale(scale) is None else ""
+
+
+def is_stand_in(preset: str) -> bool:
+    return shipped_scale(preset) == "quick"
+
+
+def stand_in_mark(preset: str | None) -> str:
+    """What a quick preset's setting label ends with, so its rows never read as the paper task's."""
+    return STAND_IN_MARK if preset and is_stand_in(preset) else ""
 
 
 def scale_tag(scale: str) -> str:

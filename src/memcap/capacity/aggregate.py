@@ -52,15 +52,16 @@ def probes(runs: list[str], section: dict) -> pd.DataFrame:
         H, dh = grid.parse_run_name(run)
         p = section[preset_of(run)]
         t = store(Path(run).parent.parent, p, H, dh, Path(run).parent.name).table()
-        parts.append(t[t.seed.isin(p["seeds"])].assign(scale=preset_of(run), setting=settings.label(p)))
+        parts.append(t[t.seed.isin(p["seeds"])].assign(scale=preset_of(run), setting=settings.label(p, preset_of(run))))
     return pd.concat(parts, ignore_index=True).sort_values(["scale", "heads", "head_dim", "seed", "budget", "dataset_size"])
 
 
 def with_setting(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
     """The rows with their preset's setting columns (memcap.capacity.settings.columns, by `scale`)."""
-    cols = pd.DataFrame([settings.columns(section[s]) for s in cap.scale], index=cap.index,
+    cols = pd.DataFrame([settings.columns(section[s], s) for s in cap.scale], index=cap.index,
                         columns=list(settings.SETTING_COLUMNS))
-    return pd.concat([cap.drop(columns=[c for c in settings.SETTING_COLUMNS if c in cap]), cols], axis=1)
+    cols.insert(0, "setting", [settings.label(section[s], s) for s in cap.scale])   # the preset's words, not the row file's
+    return pd.concat([cap.drop(columns=[c for c in ("setting", *settings.SETTING_COLUMNS) if c in cap]), cols], axis=1)
 
 
 def is_plain(cap: pd.DataFrame) -> pd.Series:
@@ -159,13 +160,13 @@ def power_law(rows: pd.DataFrame, x: str, label: str) -> dict:
             "excluded": "; ".join(f"{label}={getattr(r, x)}: {r.law_excluded}" for r in left.itertuples())}
 
 
-def _laws_on(rows: pd.DataFrame, p: dict) -> list[dict]:
+def _laws_on(rows: pd.DataFrame, p: dict, preset: str | None = None) -> list[dict]:
     pairs = settings.columns(p)["readout"] == settings.ASSOCIATIONS
     n = p["input_dim"] if pairs else p["context_size"]      # associations: d_h up to d; in a context: up to its size n
     on_h = rows[rows.head_dim == p["head_dim"]]
     on_dh = rows[rows.heads == p["heads"]]
     below = on_dh[on_dh.head_dim <= n]
-    at = f"{settings.label(p)}{', d = ' + str(p['input_dim']) if pairs else ''}: "
+    at = f"{settings.label(p, preset)}{', d = ' + str(p['input_dim']) if pairs else ''}: "
     out = [{"law": "alpha_heads", "meaning": f"{at}T₅₀ ∝ H^α at d_h = {p['head_dim']}", **power_law(on_h, "heads", "H")},
            {"law": "beta_head_dim_below_n", "meaning": f"{at}T₅₀ ∝ d_h^β for d_h <= {'d' if pairs else 'n'} = {n} at H = {p['heads']}",
             **power_law(below, "head_dim", "d_h")}]
@@ -185,8 +186,9 @@ def _laws_on(rows: pd.DataFrame, p: dict) -> list[dict]:
 
 def laws(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
     """Each preset's laws (its `scale`), with its scale and setting, and the readout's law."""
-    parts = [pd.DataFrame(_laws_on(cap[cap.scale == name], section[name])).assign(
-        scale=name, setting=settings.label(section[name]), **settings.columns(section[name])) for name in dict.fromkeys(cap.scale)]
+    parts = [pd.DataFrame(_laws_on(cap[cap.scale == name], section[name], name)).assign(
+        scale=name, setting=settings.label(section[name], name), **settings.columns(section[name], name))
+        for name in dict.fromkeys(cap.scale)]
     if len(readout := readout_laws(cap)):
         parts.append(readout)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["law", "scale", "setting"])
@@ -197,7 +199,10 @@ def readout_rows(cap: pd.DataFrame) -> pd.DataFrame:
     d_h of the rows with d_v > 1, each d_v."""
     c = cap[cap.model.eq(settings.MLT) & cap.readout.eq("classification") & cap.variant.isna()]
     wide = c[c.value_dim > 1]
-    return c[c.heads.isin(wide.heads) & c.head_dim.isin(wide.head_dim)] if len(wide) else c.iloc[:0]
+    same = c.heads.isin(wide.heads) & c.head_dim.isin(wide.head_dim)
+    for task in ("input_dim", "context_size"):   # the same data: a quick task's rows stay out
+        same &= c[task].isin(wide[task]) if task in c else True
+    return c[same] if len(wide) else c.iloc[:0]
 
 
 H_DV, H_ONLY, BETWEEN, UNDECIDED = "follows H·d_v", "follows H (d_v adds nothing)", "between H and H·d_v", "undecided"

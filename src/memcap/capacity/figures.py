@@ -22,17 +22,22 @@ from memcap import results
 from memcap.capacity import settings
 from memcap.capacity.aggregate import ANCHORS, is_plain
 from memcap.plotting import plt, sns
+from memcap.scales import STAND_IN_MARK, is_stand_in
 
 FIGURES = ("capacity", "bits", "sensitivity", "transition")
 SHORT_WORDS = {"mlt/classification C=100": "100 classes", "mlt/scalar": "one logit", "dpc/associations N=50": "DPC",
-               "dpc/associations N=50, MLP arm": "DPC's MLP arm (W = 2d(H − 1))"}
+               "dpc/associations N=50, MLP arm": "DPC's MLP arm (W = 2d(H − 1))",
+               "torch block C=100": "torch MultiheadAttention block", "torch block + MLP 32 C=100": "the block + an MLP of width 32"}
 SETTING_WORDS = {"mlt/classification C=100": "MLT's layer, 100 classes", "mlt/scalar": "MLT's layer, one logit (±1)",
                  "dpc/associations N=50": "DPC's transformer, N = 50 associations",
                  "dpc/associations N=50, MLP arm": "DPC's one head + MLP arm (W = 2d(H − 1)), N = 50"}
 
 
-def _words(setting: str) -> str:
-    return SETTING_WORDS.get(setting, setting)
+def _words(setting: str, table: dict = SETTING_WORDS) -> str:
+    """A setting in the figure's words; a stand-in's label keeps its mark (memcap.scales)."""
+    base = setting.removesuffix(STAND_IN_MARK)
+    mark = setting[len(base):]
+    return table.get(base, SHORT_WORDS.get(base, base)) + mark
 
 
 def _plain(cap: pd.DataFrame) -> pd.DataFrame:
@@ -97,14 +102,15 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
     law_at = laws.set_index(["scale", "law"]) if len(laws) else None
     get = lambda scale, name: (law_at.loc[(scale, name)] if law_at is not None and (scale, name) in law_at.index  # noqa: E731
                                else None)
-    palette = sns.color_palette("tab10")
+    palette = iter(sns.color_palette("tab10") + sns.color_palette("Dark2"))   # one colour one model and d, in every panel
     colours = []   # what each colour is: one legend for the figure, outside the panels
     for ax, task in zip(axes, sets):
         g = plain[plain.readout.eq(task[0]) & plain.d_out.eq(task[1])]
         g = g.iloc[np.argsort([order.get(s, len(order)) for s in g.setting], kind="stable")]
         setting = g.setting.iloc[0]   # the panel's first model names it
-        for (scale, part), color in zip(g.groupby("scale", sort=False), palette):
+        for scale, part in g.groupby("scale", sort=False):
             p = section[scale]
+            color = next(palette) if g.scale.nunique() > 1 else "0.25"   # a panel of one model: no colour of its own
             on_h = part[part.head_dim == p["head_dim"]]
             _estimates(ax, on_h, "heads", color)
             _law_line(ax, get(scale, "alpha_heads"), on_h.heads, color)
@@ -112,13 +118,17 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
                 ax.plot(on_h.heads, on_h.bound, "--", color=color, lw=1)
             if g.scale.nunique() > 1:   # several models or d in the panel: a colour each
                 colours.append(Line2D([], [], color=color, marker="o", ls="none",
-                                      label=f"{SHORT_WORDS.get(part.setting.iloc[0], part.setting.iloc[0])}, "
-                                            f"embedding dim d = {p['input_dim']}"))
+                                      label=f"{_words(part.setting.iloc[0], SHORT_WORDS)}, "
+                                            f"embedding dim d = {p['input_dim']}"
+                                            + (f", context n = {p['context_size']}" if "context_size" in p else "")))
         ax.set_title(_words(setting), fontsize=9)
         _log_axes(ax, g.heads, "heads H")
     ax = axes[-1]
-    in_context = plain[plain.readout.ne(settings.ASSOCIATIONS)]   # a query and a context of n tokens: d_h against n
-    for (setting, g), color in zip(in_context.groupby("setting"), palette[max(len(colours), 3):]):   # colours not used above
+    # MLT's layer, a query and a context of n tokens: d_h against n (the paper's task where it is in the table)
+    in_context = plain[plain.model.eq(settings.MLT)]
+    paper_task = ~in_context.scale.map(is_stand_in)
+    in_context = in_context[paper_task] if paper_task.any() else in_context
+    for (setting, g), color in zip(in_context.groupby("setting"), palette):   # colours not used above
         scale = g.scale.iloc[0]
         p = section[scale]
         on_dh = g[g.heads == p["heads"]]
@@ -155,16 +165,17 @@ def bits(cap: pd.DataFrame, paths) -> None:
                     fmt="o", ms=4, color=color, capsize=2, lw=0.8)
         ax.scatter(g.param_count, g.morris_bits_per_param, marker="^", s=22, facecolors="white", edgecolors=color)
     top = []
-    for (label, value), color in zip(ANCHORS.items(), ("grey", "tab:olive", "tab:red", "tab:brown")):
-        ax.axhline(value, color=color, lw=0.8, ls="--")
-        top.append(Line2D([], [], color=color, ls="--", label=label))
+    # greys and line styles: no colour of a model's; two anchors at 2 bits stay apart by their dashes
+    for (label, value), (color, ls) in zip(ANCHORS.items(), (("0.25", "--"), ("0.55", "-."), ("0.25", ":"), ("0.55", (0, (6, 2))))):
+        ax.axhline(value, color=color, lw=0.9, ls=ls)
+        top.append(Line2D([], [], color=color, ls=ls, label=label))
     ax.set(xscale="log", yscale="log", xlabel="parameters of one model", ylabel="bits per parameter")
     handles = [Line2D([], [], color=c, marker="o", ls="none", label=_words(s)) for s, c in palette.items()]
     handles += [Line2D([], [], color="k", marker="o", ls="none", label="at T₅₀: T₅₀·log2 C / params (95% interval)"),
                 Line2D([], [], color="k", marker="^", mfc="white", ls="none",
                        label="without a threshold: most memorized bits / params (Morris et al.)"), *top]
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
-    ax.set_title("Bits per parameter: one attention layer against published capacities", fontsize=10)
+    ax.set_title("Bits per parameter: each model against published capacities", fontsize=10)
     fig.tight_layout()
     results.save_figure(fig, paths, dpi=130)
 
@@ -229,7 +240,7 @@ def sensitivity(cap: pd.DataFrame, paths) -> None:
         b = base.iloc[0]
         q = _ratio((r.capacity, r.capacity_ci_low, r.capacity_ci_high), (b.capacity, b.capacity_ci_low, b.capacity_ci_high))
         dpc = f"d={r.input_dim} " if r.readout == settings.ASSOCIATIONS else ""
-        short = SHORT_WORDS.get(r.setting_base, r.setting_base)
+        short = _words(r.setting_base, SHORT_WORDS)
         rows.append((f"{short}: {dpc}H={r.heads} d_h={r.head_dim}, {r.variant}", *q))
     for i, (label, q, lo, hi) in enumerate(rows):
         right.errorbar([q], [i], xerr=[[max(q - lo, 0)], [max(hi - q, 0)]], fmt="o", color="tab:blue", capsize=2)

@@ -15,6 +15,8 @@ Three settings, each where one paper's theorem speaks:
 
 from __future__ import annotations
 
+from memcap.scales import stand_in_mark
+
 MLT, DPC = "mlt", "dpc"
 ASSOCIATIONS = "associations"   # the readout of DPC's task: a pair's target token (its rows span d, no context n)
 COMPOSITE = "settings"   # a preset {settings: [names]}: those presets' rows in one table
@@ -29,7 +31,7 @@ SETTING_COLUMNS = ("model", "readout", "d_out", "variant", "applies", "bounded",
 NO_BOUND = "neither bound"   # how `applies` starts where no theorem of either paper speaks
 
 
-def columns(p: dict) -> dict:
+def columns(p: dict, preset: str | None = None) -> dict:
     """The setting columns a preset's rows carry (its subject's): model, readout, d_out, variant (None:
     the setting's own rows), `applies` (the bound that speaks for them, in words; `bounded`: one does) and
     setting_base (the setting's label without its d_v and variant): what tables, figures and claims
@@ -40,14 +42,15 @@ def columns(p: dict) -> dict:
     own = {k: v for k, v in p.items() if k not in ("variant", "value_dim")}
     applies = subject.bound(p) or f"{NO_BOUND} (neither paper's theorem is about this model)"
     return {**{k: v for k, v in subject.setting(p).items() if k != "label"}, "applies": applies,
-            "bounded": not applies.startswith(NO_BOUND), "setting_base": subject.setting(own)["label"]}
+            "bounded": not applies.startswith(NO_BOUND), "setting_base": label(own, preset)}
 
 
-def label(p: dict) -> str:
-    """The setting's name as every row, legend and scorecard detail shows it (its subject's)."""
+def label(p: dict, preset: str | None = None) -> str:
+    """The setting's name as every row, legend and scorecard detail shows it (its subject's); a quick
+    preset's rows say they are a stand-in, so they never read as the paper task's beside it."""
     from memcap.capacity import subjects
 
-    return subjects.of(p).setting(p)["label"]
+    return subjects.of(p).setting(p)["label"] + stand_in_mark(preset)
 
 
 def is_composite(p: dict) -> bool:

@@ -50,7 +50,7 @@ def row(p: dict, heads: int, head_dim: int, probes: pd.DataFrame, scale: str, pr
     middles = [brackets[s].middle() for s in st.seeds]
     known = [m for m in middles if not math.isnan(m)]
     return {
-        "family": grid.FAMILY, "scale": scale, "setting": settings.label(p), "heads": heads, "head_dim": head_dim,
+        "family": grid.FAMILY, "scale": scale, "setting": settings.label(p, scale), "heads": heads, "head_dim": head_dim,
         "context_size": grid.context_size(p), "input_dim": p.get("input_dim"), "num_classes": grid.classes(p),
         "context": p.get("context", "pairs"), "threshold": p["threshold"],
         "seeds": len(st.seeds), "seeds_max": len(p["seeds"]), "search_end": st.verdict, "width_goal": search.width(p),

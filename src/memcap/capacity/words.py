@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from memcap.capacity import convergence, morris, settings
-from memcap.capacity.aggregate import ANCHORS
+from memcap.capacity import laws as fits
+from memcap.capacity.aggregate import ANCHORS, is_plain, law_point
 from memcap.scales import scale_note
 
 T50 = ("T₅₀: the dataset size at which half the trained models (seeds) memorize, fitted to every seed's "
@@ -163,7 +165,41 @@ def sentences(cap: pd.DataFrame, law: pd.DataFrame | None = None) -> list[str]:
 
 def findings(cap: pd.DataFrame, law: pd.DataFrame | None = None) -> list[str]:
     """The budget curve, bits without a threshold, the readout's rank and the lr check, in sentences."""
-    return budget_sentences(cap) + morris_sentences(cap) + readout_sentence(law) + lr_sentences(cap)
+    return (side_by_side_sentences(cap) + budget_sentences(cap) + morris_sentences(cap) + readout_sentence(law)
+            + lr_sentences(cap))
+
+
+TASK = ["readout", "d_out", "input_dim", "context_size"]   # rows of one task: the same data, whatever the model
+NEAR = 1.5   # parameter counts within this factor count as "about equal"
+
+
+def side_by_side_sentences(cap: pd.DataFrame) -> list[str]:
+    """Models measured on one task beside the first of them at about equal parameters: each other
+    model's architectures, T₅₀ over the first model's T₅₀ at its nearest parameter count (within NEAR),
+    with a 95% interval on the log scale."""
+    plain = cap[is_plain(cap) & cap.law_T.notna()]
+    out = []
+    for _, g in plain.groupby(TASK, dropna=False, sort=False):
+        models = list(dict.fromkeys(g.setting))
+        if len(models) < 2:
+            continue
+        ref = g[g.setting == models[0]]
+        parts = []
+        for model in models[1:]:
+            pairs = []
+            for r in g[g.setting == model].itertuples():
+                b = ref.iloc[int(np.argmin(np.abs(np.log(ref.param_count.to_numpy(float) / r.param_count))))]
+                if max(b.param_count, r.param_count) / min(b.param_count, r.param_count) > NEAR:
+                    continue
+                q, lo, hi = fits.ratio(law_point(r), law_point(b))
+                bound = " (a lower bound enters)" if r.lower_bound or b.lower_bound else ""
+                pairs.append(f"{_arch(r)} ({r.param_count:,} params) vs {_arch(b)} ({b.param_count:,}): {ci(q, lo, hi, 2)}{bound}")
+            bits = _span(g[g.setting == model].bits_per_param, ".2f")
+            parts.append(f"{model}, {bits} bits per parameter; T₅₀ / T₅₀ of the first at about equal parameters "
+                         f"(within {NEAR}x): " + ("; ".join(pairs) or "no architecture that close"))
+        out.append(f"Models on one task, beside {models[0]} ({_span(ref.bits_per_param, '.2f')} bits per parameter): "
+                   + " | ".join(parts) + ".")
+    return out
 
 
 def markdown(cap: pd.DataFrame, law: pd.DataFrame, scale: str) -> str:

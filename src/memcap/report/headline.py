@@ -10,6 +10,7 @@ import re
 
 import pandas as pd
 
+from memcap.capacity.aggregate import is_plain
 from memcap.report.verdicts import INCONCLUSIVE, NOT_REPRODUCED, PAPER_CLAIM, REPRODUCED
 
 PAPERS = {"MLT": "Mahdavi et al. (MLT)", "DPC": "Dana et al. (DPC)"}
@@ -88,7 +89,7 @@ def capacity_sentence(cap: pd.DataFrame | None, laws: pd.DataFrame | None) -> st
     """The capacity in one sentence: bits per parameter at T₅₀ per setting, and the law in H."""
     if cap is None or not len(cap):
         return "Capacity: SKIPPED (no capacity table; `snakemake --cores all capacity` searches it)."
-    plain = cap[~cap.setting.str.contains(r"\[| d_v=", regex=True)]
+    plain = cap[is_plain(cap)]
     parts = []
     for setting, g in plain.groupby("setting", sort=False):
         b = g.bits_per_param.dropna()
@@ -96,7 +97,7 @@ def capacity_sentence(cap: pd.DataFrame | None, laws: pd.DataFrame | None) -> st
             parts.append(f"{_setting(setting)} {b.min():.2g}–{b.max():.2g}")
     laws_said = []
     if laws is not None and len(laws):
-        for r in laws[(laws.law == "alpha_heads") & laws.statistic.notna() & ~laws.setting.str.contains(r"\[| d_v=")].itertuples():
+        for r in laws[(laws.law == "alpha_heads") & laws.statistic.notna() & is_plain(laws)].itertuples():
             if math.isfinite(r.ci_low) and math.isfinite(r.ci_high):
                 laws_said.append(f"{_setting(r.setting)}{_dpc_d(r)} α = {r.statistic:.2g} [{r.ci_low:.2g}, {r.ci_high:.2g}]")
             else:

@@ -16,6 +16,9 @@ and the checks need of a model; nothing outside its module branches on which mod
   setting(p)              its rows' setting columns: model, readout, d_out, and the label rows show
   bound(p)                the bound that speaks for its rows, in words (None: none does)
   problems(p,key)         what its SCHEMA cannot say
+Optional: gradient_check(p,H,dh,seed) (a hand-written gradient against autograd's, run before a pack
+trains), with_steps(p,n) (the preset with each probe trained n steps: benchmarks/capacity_cost.py times
+a pack with it).
 
 Each other module here is a subject and registers itself: adding a model adds a file, nothing else (the
 shipped ones: mlt, dpc, dpc_mlp, torch_block; docs/own-model.md). check.py runs one battery on any subject (scikit-learn's check_estimator): its parameter count is its

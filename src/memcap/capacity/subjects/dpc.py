@@ -68,6 +68,11 @@ def steps(p: dict, T: int, budget: int) -> int:
     return budget * t["epochs"] * t["batches"]
 
 
+def with_steps(p: dict, n: int) -> dict:
+    """The preset with every probe trained n steps at budget 1 (one epoch of n batches: a benchmark's run)."""
+    return {**p, "training": {**p["training"], "epochs": 1, "batches": n}}
+
+
 def with_lr(training: dict, lr: float) -> dict:
     """At another lr, lr_low scaled alike (DPC's effective-lr rule keeps their ratio)."""
     return {**training, "lr": lr, "lr_low": float(f"{training['lr_low'] * lr / training['lr']:.6g}")}

@@ -33,6 +33,7 @@ def params_of(p: dict, heads: int, head_dim: int) -> int:
 
 
 classes, context_size, steps, with_lr, memory = dpc.classes, dpc.context_size, dpc.steps, dpc.with_lr, dpc.memory
+with_steps = dpc.with_steps
 
 
 def model(p: dict, heads: int, head_dim: int, *seeds: int):

@@ -72,6 +72,11 @@ def with_lr(training: dict, lr: float) -> dict:
     return {**training, "lr": lr}
 
 
+def with_steps(p: dict, n: int) -> dict:
+    """The preset with every probe trained n steps at budget 1 (benchmarks/capacity_cost.py times a pack so)."""
+    return {**p, "training": {**p["training"], "steps": n}}
+
+
 def _seed(seed: int, stream: int) -> int:
     import numpy as np
 
