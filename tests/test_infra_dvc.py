@@ -178,8 +178,9 @@ def test_published_remote_restores_every_result_of_a_fresh_clone(published_clone
     assert "Data and pipelines are up to date" in fresh.run("dvc", "status", env=env).stdout
     assert "Nothing to be done" in fresh.run("snakemake", "-n", env=env).stdout
     size = sum(f.stat().st_size for f in (clone / "published").rglob("*") if f.is_file())
-    # every probe of the capacity search is published (~12 kB each): data a later search builds on
-    assert size <= 64 * 2 ** 20, f"published remote is {size / 2 ** 20:.1f} MB (limit 64)"
+    # every probe of the capacity search is published (~12 kB each, ~3,300 of them): data a later search
+    # builds on; the limit keeps the repository's copy small enough to clone in seconds
+    assert size <= 72 * 2 ** 20, f"published remote is {size / 2 ** 20:.1f} MB (limit 72)"
 
     # A remote without this commit's objects: a short message that says what to do, no traceback.
     shutil.rmtree(clone / ".dvc" / "cache")
