@@ -208,7 +208,7 @@ def test_a_flipped_byte_in_a_remote_object_leaves_that_file_absent_and_restores_
         assert f"{name}: object {digest} in {remote} does not match its hash" in failed.stderr, said
         assert "dvc repro mlt_synthetic" in failed.stderr and "Traceback" not in said, said
         # what rebuilding it costs: the time its job took when it was made (the restored runs table)
-        assert re.search(r"Their last build trained [\d.,]+ (min|h) on cpu \(1 of 1 files' times", failed.stderr), said
+        assert re.search(r"Their last build trained [\d.,]+ (min|h) on [\w+]+ \(1 of 1 files' times", failed.stderr), said
         assert _digest(root, "results", "figures") == before and not (root / name).exists()
         assert not cached.exists(), verify                # never left in the cache to be checked out later
     planned = restored.run("snakemake", "--dry-run", "--quiet", "rules", env=env).stdout
