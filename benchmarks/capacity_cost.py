@@ -43,7 +43,7 @@ import train_throughput as tt   # benchmarks/train_throughput.py: the step and e
 from peak import sgemm_gflops   # benchmarks/peak.py
 
 from memcap import params as memcap_params
-from memcap.capacity import grid, search, settings, transition
+from memcap.capacity import grid, search, settings, subjects, transition
 from memcap.capacity.store import ProbeStore
 from memcap.capacity.subjects import dpc as dpc_subject
 from memcap.training.schedule import mlt_num_steps
@@ -90,7 +90,6 @@ def measure_dpc(p: dict, H: int, dh: int, seconds: float) -> dict:
 def measure_subject(p: dict, H: int, dh: int, seconds: float) -> dict:
     """Seconds a step of a pack of M models through the subject's own train_probes: the pack trained n
     steps (its with_steps), n growing until one run takes `seconds`, after a warm-up run."""
-    from memcap.capacity import subjects
     from memcap.capacity.probes import Probe
 
     subject = subjects.of(p)
@@ -125,8 +124,6 @@ def pack_seconds(p: dict, probes: list[tuple], rate: dict) -> float:
     if not probes:
         return 0.0
     if settings.family(p) != settings.MLT:   # a probe's steps are its subject's (DPC's: whatever its T)
-        from memcap.capacity import subjects
-
         return max(subjects.of(p).steps(p, T, b) for _, _, _, T, b in probes) * step_seconds(rate, len(probes))
     steps = [mlt_num_steps(T, b * t["min_steps"], b * t["epochs"], t["batch_size"]) for _, _, _, T, b in probes]
     evals = sum(S / t["eval_every"] * T for S, (_, _, _, T, _) in zip(steps, probes)) * rate["eval_row_s"]
@@ -193,8 +190,6 @@ def from_disk(p: dict, arch: tuple[int, int], runs: str, rng) -> tuple[dict, dic
 def project(p: dict, name: str, seconds: float, peak: float, runs: str | None) -> dict[str, float]:
     """Print one preset's architectures and their projected core-hours; return the preset's totals."""
     total = {"today": 0.0, "new": 0.0, "new_packs": 0.0, "run": 0.0}
-    from memcap.capacity import subjects
-
     family = settings.family(p)
     if family not in (settings.MLT, settings.DPC) and not hasattr(subjects.of(p), "with_steps"):
         print(f"\ncapacity.{name} ({settings.label(p)}): SKIPPED, the {family} subject has no with_steps "

@@ -3,16 +3,16 @@
 The same kind of estimate as the trainers' (memcap.training.memory): an upper bound of the order of
 magnitude. A track's job holds its models' float32 weights (each truncated to the layers the checks
 read), one batch through the largest of them without gradients (every hidden state it returns, a
-layer's queries, keys and values, its attention scores and probabilities, its MLP's hidden layer),
-the rank checks' float64 copies of a batch (at most `budget_mb`, memcap.assumptions.rank), and torch
-with transformers. A model whose size is not in params.yaml (a checkpoint named by its repo) is sized by
+layer's queries, keys, values and output, one copy of its attention scores, its MLP's hidden layer),
+the rank checks' float64 copies of a batch (at most `budget_mb`, memcap.assumptions.rank), and 1 GB
+for torch, transformers, sklearn, scipy and the data source. A model whose size is not in params.yaml (a checkpoint named by its repo) is sized by
 its published configuration (CONFIGS); one not listed there is left out of the estimate and named.
 """
 
 from __future__ import annotations
 
-from memcap.assumptions.grid import TEXT_TRACKS, VISION_TRACKS
 from memcap import memory_limit
+from memcap.assumptions.grid import TEXT_TRACKS, VISION_TRACKS
 
 RUNTIME_BYTES = 2 ** 30   # torch, transformers, sklearn and scipy (their imports: 480 MB measured), the data source
 GPT2_VOCAB, BERT_VOCAB = 50257, 30522

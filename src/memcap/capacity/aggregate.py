@@ -16,6 +16,7 @@ from memcap.capacity import laws as fits
 from memcap.capacity import grid, morris, settings
 from memcap.capacity.convergence import NO_CURVE
 from memcap.capacity.store import store
+from memcap.scales import is_stand_in
 from memcap.capacity.summary import lower_bound
 
 TABLES = {"capacity": "capacity.parquet", "capacity_md": "capacity.md", "capacity_csv": "capacity.csv",
@@ -62,6 +63,13 @@ def with_setting(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
                         columns=list(settings.SETTING_COLUMNS))
     cols.insert(0, "setting", [settings.label(section[s], s) for s in cap.scale])   # the preset's words, not the row file's
     return pd.concat([cap.drop(columns=[c for c in ("setting", *settings.SETTING_COLUMNS) if c in cap]), cols], axis=1)
+
+
+def paper_task_first(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of presets that are not a quick stand-in where there are any, else all of them (a table of
+    both: a law or a panel speaks for the paper's task)."""
+    paper = ~rows.scale.map(is_stand_in) if "scale" in rows else pd.Series(True, index=rows.index)
+    return rows[paper] if paper.any() else rows
 
 
 def is_plain(cap: pd.DataFrame) -> pd.Series:

@@ -20,9 +20,9 @@ import pandas as pd
 
 from memcap import results
 from memcap.capacity import settings
-from memcap.capacity.aggregate import ANCHORS, is_plain
+from memcap.capacity.aggregate import ANCHORS, is_plain, paper_task_first
 from memcap.plotting import plt, sns
-from memcap.scales import STAND_IN_MARK, is_stand_in
+from memcap.scales import STAND_IN_MARK
 
 FIGURES = ("capacity", "bits", "sensitivity", "transition")
 SHORT_WORDS = {"mlt/classification C=100": "100 classes", "mlt/scalar": "one logit", "dpc/associations N=50": "DPC",
@@ -125,9 +125,7 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
         _log_axes(ax, g.heads, "heads H")
     ax = axes[-1]
     # MLT's layer, a query and a context of n tokens: d_h against n (the paper's task where it is in the table)
-    in_context = plain[plain.model.eq(settings.MLT)]
-    paper_task = ~in_context.scale.map(is_stand_in)
-    in_context = in_context[paper_task] if paper_task.any() else in_context
+    in_context = paper_task_first(plain[plain.model.eq(settings.MLT)])
     for (setting, g), color in zip(in_context.groupby("setting"), palette):   # colours not used above
         scale = g.scale.iloc[0]
         p = section[scale]

@@ -69,6 +69,9 @@ def slow_jobs(params: dict) -> list[str]:
 
     active = memcap_params.scale_of(params, FAMILY)
     p, sizes = params[FAMILY][active], memcap_params.job_sizes(params, "train", FAMILY)
-    said = [duration.problem(f"{FAMILY}.{active}.experiments.{e} ({label})", job_flops(settings(p, e), label), sizes,
-                             "params.yaml resources, train runtime", job_steps(settings(p, e))) for e, label in jobs(p)]
-    return [s for s in said if s]
+    said = []
+    for e, label in jobs(p):
+        s = settings(p, e)
+        said.append(duration.problem(f"{FAMILY}.{active}.experiments.{e} ({label})", job_flops(s, label), sizes,
+                                     "params.yaml resources, train runtime", job_steps(s)))
+    return [line for line in said if line]

@@ -13,11 +13,10 @@ import math
 
 import pandas as pd
 
-from memcap.capacity.aggregate import is_plain
+from memcap.capacity.aggregate import is_plain, paper_task_first
 from memcap.report.claims.common import _rows
 from memcap.report.claims.registry import claim
 from memcap.report.verdicts import PAPER_CLAIM, PROPERTY, Outcome, Region, Skip, outcome
-from memcap.scales import is_stand_in
 
 # α of T₅₀ ∝ H^α on the H grid: MLT's Ω(H·min(n, d_h)) as stated, at least linear (α's interval >= 1).
 LINEAR_IN_H = Region(1.0, float("inf"))
@@ -49,8 +48,7 @@ def _finding(t, name: str) -> str:
         return ""
     r = laws[laws.model.eq("mlt") & laws.readout.eq("classification") & is_plain(laws) & (laws.law == name)
              & laws.statistic.notna()]
-    paper_task = ~r.scale.map(is_stand_in) if "scale" in r else pd.Series(True, index=r.index)
-    r = r[paper_task] if paper_task.any() else r   # the paper's task before a stand-in's
+    r = paper_task_first(r)
     if r.empty:
         return ""
     r = r.iloc[0]
