@@ -483,6 +483,24 @@ def test_the_curve_s_limit_with_four_budgets_or_no_plateau():
     assert curve.limit(B, rising, [t / 1.05 for t in rising], [t * 1.05 for t in rising])["capacity_limit_note"] == curve.NO_PLATEAU
 
 
+def test_the_budget_sentence_names_each_row_s_own_budgets():
+    """Rows of one setting searched to other budgets (paper_curve to 4x, paper_curve_8x to 8x) are said
+    apart, each with its budgets, and a row with four budgets says its T∞."""
+    nan = float("nan")
+
+    def row(H, budgets, limit):
+        k = len(budgets)
+        return {"setting": "mlt/classification C=100", "readout": "classification", "input_dim": 64, "heads": H, "head_dim": 64, "value_dim": 1,
+                "budgets": budgets, "capacity_budget": [100.0 * b ** 0.2 for b in budgets], "rise": [1.15] * (k - 1),
+                "rise_low": [1.1] * (k - 1), "rise_high": [1.2] * (k - 1), "budget_curve": "still rising",
+                "capacity_limit": limit, "capacity_limit_low": limit / 1.2, "capacity_limit_high": limit * 1.2,
+                "capacity_limit_note": ""}
+    said = words.budget_sentences(pd.DataFrame([row(5, [1, 2, 4], nan), row(2, [1, 2, 4, 8], 180.0)]))
+    assert len(said) == 2, said
+    assert said[0].startswith("mlt/classification C=100: T₅₀ at 1, 2, 4 x") and "H=5" in said[0] and "H=2" not in said[0], said
+    assert said[1].startswith("mlt/classification C=100: T₅₀ at 1, 2, 4, 8 x") and "T∞ = 180 [" in said[1], said
+
+
 def test_a_killed_budget_round_resumes_without_retraining(tmp_path):
     p = tiny_preset(budgets=[1, 2])
     whole, calls = tmp_path / "whole", []

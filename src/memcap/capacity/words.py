@@ -221,7 +221,7 @@ def budget_sentences(cap: pd.DataFrame) -> list[str]:
         return ["Budget curve: SKIPPED (no preset of this table searches budgets; "
                 "scale {capacity: paper_budget} does)."]
     out = []
-    for setting, g in curved.groupby("setting", sort=False):
+    for (setting, _), g in curved.groupby([curved.setting, curved.budgets.map(tuple)], sort=False):   # rows of one setting may reach other budgets
         budgets = ", ".join(str(b) for b in g.budgets.iloc[0])
         parts = [f"{_arch(r)} {r.budget_curve} ({_path(r)}; last doubling r = {ci(r.rise[-1], r.rise_low[-1], r.rise_high[-1], 2)})"
                  for r in g.itertuples()]
