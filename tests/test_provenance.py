@@ -95,8 +95,8 @@ def test_judge_clean_explained_and_untraceable(repo):
 
 
 def test_a_result_made_by_a_later_commits_code_in_an_older_checkout_is_clean(repo, tmp_path_factory):
-    """A lent GPU machine gets the session's work tree on a copy whose HEAD is the session's first
-    commit: its results record that commit plus a difference. When the difference (changed files, new
+    """A GPU machine that gets a copy of the working tree on an older checkout records that checkout's
+    commit plus a difference. When the difference (changed files, new
     modules, their hash) is exactly a later commit's, that commit made it; one byte more is untraceable."""
     base = git(repo, "rev-parse", "HEAD")
     elsewhere = tmp_path_factory.mktemp("device")
@@ -112,6 +112,36 @@ def test_a_result_made_by_a_later_commits_code_in_an_older_checkout_is_clean(rep
     other = _result(repo, "other.parquet", {"git_commit": f"{base}-dirty", "code": provenance.code_state(elsewhere)})
     assert provenance.judge(ran, results.read_provenance(repo / ran), {}, repo) == \
         ("clean", f"made by the code of commit {later[:12]} (in a checkout of {base[:12]})")
+    assert provenance.judge(other, results.read_provenance(repo / other), {}, repo)[0] == "untraceable"
+
+
+def test_the_hash_of_a_code_difference_does_not_depend_on_how_git_abbreviates_ids(repo):
+    """git shortens blob ids in a diff to a length that grows with the repository; the recorded hash must
+    not change when the history grows (it did: 404 published results became untraceable)."""
+    (repo / "src/pkg/model.py").write_text("W = 2\n")
+    hashes = set()
+    for n in (7, 12):
+        git(repo, "config", "core.abbrev", str(n))
+        hashes.add(provenance.code_state(repo)["code_diff_sha256"])
+    assert len(hashes) == 1
+
+
+def test_a_result_hashed_with_abbreviated_ids_in_a_smaller_repository_is_still_traced(repo, tmp_path_factory):
+    """Results recorded before the ids were written in full hashed `git diff` with the length git chose
+    then: the judge tries those lengths too; other code stays untraceable."""
+    import hashlib
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "src/pkg/model.py").write_text("W = 2\n")
+    later = commit(repo, "the code the machine ran")
+
+    def legacy(code: str) -> dict:
+        diff = subprocess.run(["git", "diff", base, later, "--binary", "--no-renames", "--abbrev=9", "--",
+                               "src/pkg/model.py"], cwd=repo, check=True, capture_output=True).stdout
+        digest = hashlib.sha256(diff.replace(b"W = 2", code.encode())).hexdigest()
+        return {"git_commit": f"{base}-dirty", "code": {"commit": base, "code_differs": ["src/pkg/model.py"],
+                                                        "code_diff_sha256": digest}}
+    ran, other = _result(repo, "ran.parquet", legacy("W = 2")), _result(repo, "other.parquet", legacy("W = 3"))
+    assert provenance.judge(ran, results.read_provenance(repo / ran), {}, repo)[0] == "clean"
     assert provenance.judge(other, results.read_provenance(repo / other), {}, repo)[0] == "untraceable"
 
 

@@ -26,6 +26,11 @@ NEUTRAL = ("dvc.lock", "*.md", "docs/*", "tests/*", "benchmarks/*", ".ci/*", "re
 PARAMS = ("params.yaml", "config/*")
 # Untracked files count only where they can be imported or read by a rule.
 CODE_DIRS = ("src", "workflow")
+# How the hashed diff is written. Full blob ids: git abbreviates them to a length that grows with the
+# repository, so an abbreviated diff of the same code hashes differently once the history is larger.
+# The abbreviated forms are tried only to recognise results recorded before the ids were written in full.
+DIFF_FORMATS = (("--binary", "--no-renames", "--full-index"),
+                *(("--binary", "--no-renames", f"--abbrev={n}") for n in range(7, 13)))
 
 
 def kind(path: str) -> str:
@@ -73,7 +78,7 @@ def code_state(repo: str | os.PathLike | None = None) -> dict[str, Any]:
     code = [p for p in differs if kind(p) == "code"]
     digest = None
     if code or untracked:
-        h = hashlib.sha256(_git(root, "diff", "HEAD", "--binary", "--no-renames", "--", *code, binary=True)
+        h = hashlib.sha256(_git(root, "diff", "HEAD", *DIFF_FORMATS[0], "--", *code, binary=True)
                            if code else b"")
         for p in untracked:   # a new module the diff does not show
             h.update(p.encode() + b"\0" + Path(root, p).read_bytes())
@@ -146,29 +151,36 @@ def commit_with_that_code(state: dict[str, Any], repo: str | os.PathLike = ".") 
     key = (str(Path(repo).resolve()), commit, want)
     if key not in _SAME_CODE:
         _SAME_CODE[key] = None
+        files = sorted(state["code_differs"])
         for later in _git(repo, "rev-list", "--ancestry-path", f"{commit}..HEAD").split():
-            if _diff_sha256(repo, commit, later) == (want, sorted(state["code_differs"])):
+            code, new = _code_difference(repo, commit, later)
+            if sorted(code + new) == files and any(_diff_sha256(repo, commit, later, code, new, form) == want
+                                                   for form in DIFF_FORMATS):
                 _SAME_CODE[key] = later
                 break
     return _SAME_CODE[key]
 
 
-def _diff_sha256(repo, base: str, later: str) -> tuple[str, list[str]]:
-    """What code_state would record in a checkout of `base` whose files are `later`'s: (hash, files)."""
+def _code_difference(repo, base: str, later: str) -> tuple[list[str], list[str]]:
+    """What code_state would name in a checkout of `base` whose files are `later`'s: (changed code files,
+    new files under CODE_DIRS, which that checkout sees as untracked)."""
     code, new = [], []
     for line in _git(repo, "diff", "--name-status", "--no-renames", base, later).splitlines():
         status, path = line.split("\t", 1)
         if status == "A":
             if any(path.startswith(d + "/") for d in CODE_DIRS):
-                new.append(path)       # untracked in that checkout: hashed by content
+                new.append(path)
         elif kind(path) == "code":
             code.append(path)
-    code, new = sorted(code), sorted(new)
-    h = hashlib.sha256(_git(repo, "diff", base, later, "--binary", "--no-renames", "--", *code, binary=True)
-                       if code else b"")
+    return sorted(code), sorted(new)
+
+
+def _diff_sha256(repo, base: str, later: str, code: list[str], new: list[str], form: tuple[str, ...]) -> str:
+    """The hash code_state would record for that difference, its diff written in `form`."""
+    h = hashlib.sha256(_git(repo, "diff", base, later, *form, "--", *code, binary=True) if code else b"")
     for p in new:
         h.update(p.encode() + b"\0" + _git(repo, "show", f"{later}:{p}", binary=True))
-    return h.hexdigest(), sorted(code + new)
+    return h.hexdigest()
 
 
 # --- explaining results made before this record existed ----------------------------------------------
