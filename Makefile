@@ -32,7 +32,7 @@ pull: setup
 # Cold, every family at the quick preset (minutes on 2 cores): no cache, no published results. Quick
 # stand-ins, not what dvc.lock records (DPC and theory at paper scale): `make clean pull` restores those.
 # The published scales from nothing: `memcap suite run --scale dpc=paper --scale theory=paper` (hours on
-# 2 cores, resumable across sessions), or dvc repro after clean.
+# 2 cores, resumable job by job after a stop), or dvc repro after clean.
 retrain: setup clean
 	snakemake --cores all --config scale=quick -- all
 
