@@ -287,12 +287,42 @@ def test_the_laws_keep_every_row_a_lower_bound_censored_and_name_what_they_leave
     cap = law_rows(lambda h: 50 * h ** 1.5, [1, 2, 5, 10, 20, 40], lower={40},
                    excluded={1: "H·d_v = 1 < log2 C = 6.6: the readout is narrower than a label"})
     cap.loc[cap.heads == 40, ["law_T", "law_low", "law_high"]] = 50 * 40 ** 1.5 / 4   # a bound well below the law
-    law = pd.DataFrame(aggregate._laws_on(cap, p)).set_index("law")
+    law = pd.DataFrame(aggregate._laws_on(cap, [p])).set_index("law")
     a = law.loc["alpha_heads"]
     assert a.ci_low < 1.5 < a.ci_high and a.ci_high - a.ci_low < 0.5
     assert "H=40 (≥)" in a.rows and a.censored == 1 and a.points == 5
     assert a.excluded.startswith("H=1: H·d_v = 1 < log2 C")
     assert law.loc["past_n_ratio", "rows"] == "missing"                     # no d_h grid here
+
+
+
+def test_a_law_without_an_estimate_says_why():
+    p = {"head_dim": 64, "heads": 10, "context_size": 32, "num_classes": 100, "input_dim": 64}
+    three = pd.DataFrame(aggregate._laws_on(law_rows(lambda h: 50 * h, [1, 2, 5]), [p])).set_index("law")
+    assert three.loc["alpha_heads", "no_fit"] == "3 rows: a fit needs 4"
+    assert words.laws_shown(three.reset_index()).iloc[0]["estimate [95% CI]"] == "none: 3 rows: a fit needs 4"
+    bounds = pd.DataFrame(aggregate._laws_on(law_rows(lambda h: 50 * h, [1, 2, 5, 10], lower={1, 2, 5, 10}), [p]))
+    assert bounds.set_index("law").loc["alpha_heads", "no_fit"] == "every row a lower bound"
+    four = pd.DataFrame(aggregate._laws_on(law_rows(lambda h: 50 * h, [1, 2, 5, 10]), [p])).set_index("law")
+    assert four.loc["alpha_heads", "no_fit"] == "" and not math.isnan(four.loc["alpha_heads", "statistic"])
+
+
+def test_presets_of_one_setting_share_its_laws_and_another_task_keeps_its_own():
+    """The 8x budget of H = 1, 2 (paper_curve_8x) and the 4x of H = 5, 10 (paper_curve) are one setting:
+    one α over all their rows, β at the H whose d_h grid was searched; DPC's d = 4 and d = 8 are two."""
+    sec = memcap_params.load("params.yaml", {"scale": {"default": "quick", "capacity": "paper_all"}})["capacity"]
+    groups = aggregate.setting_groups(sec, ["paper_curve_8x", "paper_curve", "paper_dpc", "paper_dpc_d4", "paper_scalar"])
+    assert groups["paper_curve"] == ["paper_curve", "paper_curve_8x"]
+    assert groups["paper_dpc"] == ["paper_dpc"] and groups["paper_dpc_d4"] == ["paper_dpc_d4"]
+    rows = pd.concat([law_rows(lambda h: 20 * h ** 2, [1, 2]).assign(scale="paper_curve_8x"),
+                      law_rows(lambda h: 20 * h ** 2, [5, 10]).assign(scale="paper_curve"),
+                      law_rows(lambda d: 300 + d, [8, 16, 32, 64], on="head_dim").assign(scale="paper_curve")])
+    rows = rows.assign(model="mlt", readout="classification", variant=None, value_dim=1)
+    law = aggregate.laws(rows.drop_duplicates(["heads", "head_dim"]).reset_index(drop=True), sec)
+    assert list(law.law) == ["alpha_heads", "beta_head_dim_below_n", "past_n_ratio"]
+    a = law.iloc[0]
+    assert a.scale == "paper_curve" and a.presets == "paper_curve + paper_curve_8x" and a.points == 4
+    assert abs(a.statistic - 2) < 0.1 and law.iloc[1]["at"] == 10
 
 
 # ---- end to end: one job an architecture (a CPU) and one pack job for all (a GPU preset) -----------

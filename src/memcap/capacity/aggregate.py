@@ -5,6 +5,7 @@ every probe (other thresholds read later). Their words: memcap.capacity.words.""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -158,9 +159,10 @@ def power_law(rows: pd.DataFrame, x: str, label: str) -> dict:
     """T₅₀ ∝ x^α over the rows (censored where lower bounds); which rows, and which left out and why."""
     use = rows[rows.law_excluded.eq("") & rows.law_T.notna()]
     left = rows[~rows.index.isin(use.index)]
-    law = fits.fit([law_point(r, getattr(r, x)) for r in use.itertuples()])
+    points = [law_point(r, getattr(r, x)) for r in use.itertuples()]
+    law = fits.fit(points)
     out = {"statistic": math.nan, "ci_low": math.nan, "ci_high": math.nan, "prefactor": math.nan, "tau": math.nan,
-           "points": len(use), "censored": int(use.lower_bound.sum()) if len(use) else 0}
+           "points": len(use), "censored": int(use.lower_bound.sum()) if len(use) else 0, "no_fit": fits.why_not(points)}
     if law is not None:
         out.update(statistic=law.estimate, ci_low=law.low, ci_high=law.high, prefactor=math.exp(law.intercept),
                    tau=law.tau, censored=law.censored)
@@ -168,35 +170,65 @@ def power_law(rows: pd.DataFrame, x: str, label: str) -> dict:
             "excluded": "; ".join(f"{label}={getattr(r, x)}: {r.law_excluded}" for r in left.itertuples())}
 
 
-def _laws_on(rows: pd.DataFrame, p: dict, preset: str | None = None) -> list[dict]:
+def setting_groups(section: dict, names) -> dict[str, list[str]]:
+    """The presets among `names` whose rows are one setting, by the first of them in params.yaml's order:
+    presets that differ only in their grids and budgets (e.g. the 8x budget of H = 1, 2 beside the 4x of
+    the others) measure the same thing, so their rows share one law and one line in a figure."""
+    groups: dict[tuple, list[str]] = {}
+    for name in [n for n in section if n in set(names)]:
+        p = section[name]
+        same = {k: v for k, v in grid.search_settings(p, 0, 0).items()
+                if k not in ("heads", "head_dim", "budgets", "budget_not_run")}
+        groups.setdefault((settings.label(p, name), json.dumps(same, sort_keys=True)), []).append(name)
+    return {names[0]: names for names in groups.values()}
+
+
+def _anchors(ps: list[dict], grid_key: str, fixed: str) -> list:
+    """The fixed values a group's laws are taken at: each member's that varies the other dimension
+    (a grid of at least two), else the first member's."""
+    return list(dict.fromkeys(p[fixed] for p in ps if len(set(p.get(grid_key, ()))) > 1)) or [ps[0][fixed]]
+
+
+def _laws_on(rows: pd.DataFrame, ps: list[dict], preset: str | None = None) -> list[dict]:
+    """The laws of one setting's rows (ps: the presets they come from, the first naming the setting)."""
+    p = ps[0]
     pairs = settings.columns(p)["readout"] == settings.ASSOCIATIONS
     n = p["input_dim"] if pairs else p["context_size"]      # associations: d_h up to d; in a context: up to its size n
-    on_h = rows[rows.head_dim == p["head_dim"]]
-    on_dh = rows[rows.heads == p["heads"]]
-    below = on_dh[on_dh.head_dim <= n]
     at = f"{settings.label(p, preset)}{', d = ' + str(p['input_dim']) if pairs else ''}: "
-    out = [{"law": "alpha_heads", "meaning": f"{at}T₅₀ ∝ H^α at d_h = {p['head_dim']}", **power_law(on_h, "heads", "H")},
-           {"law": "beta_head_dim_below_n", "meaning": f"{at}T₅₀ ∝ d_h^β for d_h <= {'d' if pairs else 'n'} = {n} at H = {p['heads']}",
-            **power_law(below, "head_dim", "d_h")}]
-    if pairs:
-        return out
+    out = [{"law": "alpha_heads", "meaning": f"{at}T₅₀ ∝ H^α at d_h = {dh}", "at": dh,
+            **power_law(rows[rows.head_dim == dh], "heads", "H")} for dh in _anchors(ps, "heads_grid", "head_dim")]
+    for H in _anchors(ps, "head_dim_grid", "heads"):
+        on_dh = rows[rows.heads == H]
+        out.append({"law": "beta_head_dim_below_n", "at": H,
+                    "meaning": f"{at}T₅₀ ∝ d_h^β for d_h <= {'d' if pairs else 'n'} = {n} at H = {H}",
+                    **power_law(on_dh[on_dh.head_dim <= n], "head_dim", "d_h")})
+        if not pairs:
+            out.append(past_n_ratio(on_dh, n, H, at))
+    return out
+
+
+def past_n_ratio(on_dh: pd.DataFrame, n: int, H: int, at: str) -> dict:
+    """T₅₀(d_h = 2n) / T₅₀(d_h = n) at one H: what a head larger than the context adds."""
     at_n, at_2n = on_dh[on_dh.head_dim == n], on_dh[on_dh.head_dim == 2 * n]
     ok = len(at_n) and len(at_2n) and at_n.law_T.notna().all() and at_2n.law_T.notna().all()
     q = fits.ratio(law_point(at_2n.iloc[0]), law_point(at_n.iloc[0])) if ok else (math.nan,) * 3
     bound = ok and (bool(at_2n.lower_bound.iloc[0]) or bool(at_n.lower_bound.iloc[0]))
-    out.append({"law": "past_n_ratio", "meaning": f"{at}T₅₀(d_h = {2 * n}) / T₅₀(d_h = {n}) at H = {p['heads']}",
-                "statistic": q[0], "ci_low": q[1], "ci_high": q[2], "prefactor": math.nan, "tau": math.nan,
-                "points": 2 if ok else 0, "censored": int(bound),
-                "rows": f"d_h={n} and d_h={2 * n}" if ok else "missing",
-                "excluded": "a lower bound enters: the ratio is not judged" if bound else ""})
-    return out
+    return {"law": "past_n_ratio", "meaning": f"{at}T₅₀(d_h = {2 * n}) / T₅₀(d_h = {n}) at H = {H}", "at": H,
+            "statistic": q[0], "ci_low": q[1], "ci_high": q[2], "prefactor": math.nan, "tau": math.nan,
+            "points": 2 if ok else 0, "censored": int(bound),
+            "rows": f"d_h={n} and d_h={2 * n}" if ok else "missing",
+            "excluded": "a lower bound enters: the ratio is not judged" if bound else "",
+            "no_fit": "" if ok else f"no T₅₀ at both d_h = {n} and {2 * n}"}
 
 
 def laws(cap: pd.DataFrame, section: dict) -> pd.DataFrame:
-    """Each preset's laws (its `scale`), with its scale and setting, and the readout's law."""
-    parts = [pd.DataFrame(_laws_on(cap[cap.scale == name], section[name], name)).assign(
-        scale=name, setting=settings.label(section[name], name), **settings.columns(section[name], name))
-        for name in dict.fromkeys(cap.scale)]
+    """Each setting's laws over the rows of every preset that measures it (setting_groups; `scale`: the
+    first preset, `presets`: all of them; `at`: the d_h of an α, the H of a β or ratio), with its setting,
+    and the readout's law."""
+    parts = [pd.DataFrame(_laws_on(cap[cap.scale.isin(names)], [section[n] for n in names], name)).assign(
+        scale=name, presets=" + ".join(names), setting=settings.label(section[name], name),
+        **settings.columns(section[name], name))
+        for name, names in setting_groups(section, cap.scale).items()]
     if len(readout := readout_laws(cap)):
         parts.append(readout)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["law", "scale", "setting"])
@@ -273,7 +305,7 @@ def readout_laws(cap: pd.DataFrame) -> pd.DataFrame:
         est, lo, hi = law[key]
         out.append({"law": name, "meaning": f"{at}: {what}", "statistic": est, "ci_low": lo, "ci_high": hi,
                     "prefactor": math.nan, "tau": math.nan, "points": law["points"], "censored": 0,
-                    "rows": law["verdict"], "excluded": "", "scale": "readout", "setting": "mlt/classification",
+                    "rows": law["verdict"], "excluded": "", "no_fit": "", "scale": "readout", "setting": "mlt/classification",
                     "model": settings.MLT, "readout": "classification", "variant": None})
     return pd.DataFrame(out)
 

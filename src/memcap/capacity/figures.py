@@ -20,7 +20,7 @@ import pandas as pd
 
 from memcap import results
 from memcap.capacity import settings
-from memcap.capacity.aggregate import ANCHORS, is_plain, paper_task_first
+from memcap.capacity.aggregate import ANCHORS, is_plain, paper_task_first, setting_groups
 from memcap.plotting import plt, sns
 from memcap.scales import STAND_IN_MARK
 
@@ -99,24 +99,26 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
     axes = list(grid.flat)[:len(sets)] + [grid.flat[3]]
     for ax in list(grid.flat)[len(sets):3]:
         ax.set_visible(False)
-    law_at = laws.set_index(["scale", "law"]) if len(laws) else None
-    get = lambda scale, name: (law_at.loc[(scale, name)] if law_at is not None and (scale, name) in law_at.index  # noqa: E731
-                               else None)
+    first = {m: name for name, names in setting_groups(section, plain.scale).items() for m in names}
+    plain = plain.assign(group=plain.scale.map(first))   # one setting's presets: one colour, one line
+    law_at = laws.set_index(["scale", "law", "at"]) if len(laws) and "at" in laws else None
+    get = lambda scale, name, at: (law_at.loc[(scale, name, at)]  # noqa: E731
+                                   if law_at is not None and (scale, name, at) in law_at.index else None)
     palette = iter(sns.color_palette("tab10") + sns.color_palette("Dark2"))   # one colour one model and d, in every panel
     colours = []   # what each colour is: one legend for the figure, outside the panels
     for ax, task in zip(axes, sets):
         g = plain[plain.readout.eq(task[0]) & plain.d_out.eq(task[1])]
         g = g.iloc[np.argsort([order.get(s, len(order)) for s in g.setting], kind="stable")]
         setting = g.setting.iloc[0]   # the panel's first model names it
-        for scale, part in g.groupby("scale", sort=False):
+        for scale, part in g.groupby("group", sort=False):
             p = section[scale]
-            color = next(palette) if g.scale.nunique() > 1 else "0.25"   # a panel of one model: no colour of its own
+            color = next(palette) if g.group.nunique() > 1 else "0.25"   # a panel of one model: no colour of its own
             on_h = part[part.head_dim == p["head_dim"]]
             _estimates(ax, on_h, "heads", color)
-            _law_line(ax, get(scale, "alpha_heads"), on_h.heads, color)
+            _law_line(ax, get(scale, "alpha_heads", p["head_dim"]), on_h.heads, color)
             if part.bounded.iloc[0]:
                 ax.plot(on_h.heads, on_h.bound, "--", color=color, lw=1)
-            if g.scale.nunique() > 1:   # several models or d in the panel: a colour each
+            if g.group.nunique() > 1:   # several models or d in the panel: a colour each
                 colours.append(Line2D([], [], color=color, marker="o", ls="none",
                                       label=f"{_words(part.setting.iloc[0], SHORT_WORDS)}, "
                                             f"embedding dim d = {p['input_dim']}"
@@ -127,11 +129,11 @@ def capacity(cap: pd.DataFrame, laws: pd.DataFrame, section: dict, paths) -> Non
     # MLT's layer, a query and a context of n tokens: d_h against n (the paper's task where it is in the table)
     in_context = paper_task_first(plain[plain.model.eq(settings.MLT)])
     for (setting, g), color in zip(in_context.groupby("setting"), palette):   # colours not used above
-        scale = g.scale.iloc[0]
-        p = section[scale]
-        on_dh = g[g.heads == p["heads"]]
+        p = section[g.scale.iloc[0]]
+        H = g.groupby("heads").head_dim.nunique().idxmax()   # the H whose d_h grid the setting searched
+        on_dh = g[g.heads == H]
         _estimates(ax, on_dh, "head_dim", color)
-        colours.append(Line2D([], [], color=color, marker="o", ls="none", label=f"{_words(setting)}, H = {p['heads']}"))
+        colours.append(Line2D([], [], color=color, marker="o", ls="none", label=f"{_words(setting)}, H = {H}"))
         ax.axvline(p["context_size"], color="grey", lw=0.8, ls="--")
     if len(in_context):
         _log_axes(ax, in_context.head_dim, "head size d_h (dashed: n)")

@@ -96,12 +96,25 @@ def cutoff(n: int, params: int, confidence: float) -> float:
     return n * math.log1p(t * t / dof)
 
 
+def why_not(points: list[Point]) -> str:
+    """Why these points cannot be fitted ('' where they can): at least 2 degrees of freedom beside the
+    coefficients, 2 values of each covariate, and one measured row (not only lower bounds)."""
+    if not points:
+        return "no row to fit"
+    need = len(points[0].x) + 3
+    if len(points) < need:
+        return f"{len(points)} row{'s' * (len(points) != 1)}: a fit needs {need}"
+    if any(len({p.x[j] for p in points}) < 2 for j in range(len(points[0].x))):
+        return "one value of a covariate"
+    if all(p.lower for p in points):
+        return "every row a lower bound"
+    return ""
+
+
 def fit(points: list[Point], coef: int = 1, confidence: float = 0.95) -> Law | None:
     """The law's coefficient `coef` (1: the first covariate's exponent) with its profile interval; None
-    with fewer rows than the coefficients + 2, fewer than 2 values of a covariate, or no measured row."""
-    if not points or len(points) < len(points[0].x) + 3 or any(len({p.x[j] for p in points}) < 2 for j in range(len(points[0].x))):
-        return None   # at least 2 degrees of freedom beside the coefficients
-    if all(p.lower for p in points):
+    where `why_not` says it cannot be fitted."""
+    if why_not(points):
         return None
     model = Censored(points)
     nll, b, log_tau = model.best()

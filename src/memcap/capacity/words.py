@@ -107,7 +107,11 @@ def compact(cap: pd.DataFrame) -> pd.DataFrame:
 
 
 def laws_shown(law: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"law": law.meaning, "estimate [95% CI]": [ci(r.statistic, r.ci_low, r.ci_high, 3) for r in law.itertuples()],
+    """The laws as a table: a law without an estimate says why (too few rows, only lower bounds)."""
+    why = law.no_fit.fillna("") if "no_fit" in law else pd.Series("", index=law.index)
+    return pd.DataFrame({"law": law.meaning, "estimate [95% CI]": [
+                             ci(r.statistic, r.ci_low, r.ci_high, 3) if not pd.isna(r.statistic) or not w else f"none: {w}"
+                             for r, w in zip(law.itertuples(), why)],
                          "rows (≥: a lower bound)": law.rows, "left out": law.excluded.fillna("")})
 
 
