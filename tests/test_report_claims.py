@@ -583,3 +583,20 @@ def test_a_claim_over_rows_of_several_presets_names_the_composite_not_one_member
     assert claims.scorecard(mixed, scales).set_index("claim_id").loc["capacity_vs_dpc_bound", "scale"] == "paper_settings"
     one = {"capacity": t["capacity"].assign(scale="paper_dpc")}
     assert claims.scorecard(one, scales).set_index("claim_id").loc["capacity_vs_dpc_bound", "scale"] == "paper_dpc"
+
+
+def test_the_first_screen_capacity_speaks_for_the_paper_settings_and_names_the_stand_ins():
+    """Quick stand-ins beside paper-scale rows are counted, not quoted as the capacity; a table of stand-ins
+    alone is quoted (its labels say what it is)."""
+    from memcap.report import headline
+
+    def rows(scale, setting, bits):
+        return {"scale": scale, "setting": setting, "setting_base": setting, "variant": None, "bits_per_param": bits,
+                "threshold": 0.99}
+    paper = rows("paper_scalar", "mlt/scalar", 0.2)
+    stand_in = rows("quick_torch_block", "torch block C=100 (QUICK STAND-IN)", 0.6)
+    both = headline.capacity_sentence(pd.DataFrame([paper, stand_in]), None)
+    assert "MLT's layer with one logit 0.2 bits" in both and "0.6" not in both
+    assert "(1 quick stand-in setting in the capacity table below)" in both
+    alone = headline.capacity_sentence(pd.DataFrame([stand_in]), None)
+    assert "torch block C=100 (QUICK STAND-IN) 0.6" in alone and "stand-in setting" not in alone

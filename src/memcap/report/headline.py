@@ -10,7 +10,7 @@ import re
 
 import pandas as pd
 
-from memcap.capacity.aggregate import is_plain
+from memcap.capacity.aggregate import is_plain, paper_task_first
 from memcap.report.verdicts import INCONCLUSIVE, NOT_REPRODUCED, PAPER_CLAIM, REPRODUCED
 
 PAPERS = {"MLT": "Mahdavi et al. (MLT)", "DPC": "Dana et al. (DPC)"}
@@ -86,15 +86,19 @@ def paper_sentences(card: pd.DataFrame, paper: str) -> list[str]:
 
 
 def capacity_sentence(cap: pd.DataFrame | None, laws: pd.DataFrame | None) -> str:
-    """The capacity in one sentence: bits per parameter at T₅₀ per setting, and the law in H."""
+    """The capacity in one sentence: bits per parameter at T₅₀ per setting, and the law in H. It speaks
+    for the paper-scale settings where the table has any; quick stand-ins beside them are only named."""
     if cap is None or not len(cap):
         return "Capacity: SKIPPED (no capacity table; `snakemake --cores all capacity` searches it)."
-    plain = cap[is_plain(cap)]
+    every = cap[is_plain(cap)]
+    plain = paper_task_first(every)
+    stand_ins = every.setting[~every.index.isin(plain.index)].nunique()
+    laws = paper_task_first(laws) if laws is not None and "scale" in laws else laws
     parts = []
     for setting, g in plain.groupby("setting", sort=False):
         b = g.bits_per_param.dropna()
         if len(b):
-            parts.append(f"{_setting(setting)} {b.min():.2g}–{b.max():.2g}")
+            parts.append(f"{_setting(setting)} " + (f"{b.min():.2g}" if f"{b.min():.2g}" == f"{b.max():.2g}" else f"{b.min():.2g}–{b.max():.2g}"))
     laws_said = []
     if laws is not None and len(laws):
         for r in laws[(laws.law == "alpha_heads") & laws.statistic.notna() & is_plain(laws)].itertuples():
@@ -107,11 +111,14 @@ def capacity_sentence(cap: pd.DataFrame | None, laws: pd.DataFrame | None) -> st
             "perceptrons and language models")
     if laws_said:
         text += "; T₅₀ ∝ H^α with " + "; ".join(laws_said)
+    if stand_ins:
+        text += f" ({stand_ins} quick stand-in setting{'s' * (stand_ins > 1)} in the capacity table below)"
     return text + "."
 
 
 SETTING_SHORT = {"mlt/classification C=100": "MLT's layer with 100 classes", "mlt/scalar": "MLT's layer with one logit",
-                 "dpc/associations N=50": "DPC's transformer on associations"}
+                 "dpc/associations N=50": "DPC's transformer on associations",
+                 "dpc/associations N=50, MLP arm": "DPC's attention + MLP arm on associations"}
 
 
 def _setting(setting: str) -> str:
